@@ -1,0 +1,41 @@
+/** The validated configuration every other module receives (CONTRACT.md "Config", "Environment"). */
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface MachineConfig {
+	/** The `[machines.<name>]` key. */
+	name: string;
+	/** http(s) origin, no trailing slash. */
+	url: string;
+	tokenEnv: string;
+	/** Resolved from `tokenEnv`; undefined when that variable is unset or empty. */
+	token: string | undefined;
+	/** fnmatch patterns against project title and workspace root. */
+	projects: string[];
+	/** `model = "<providerInstance>/<model>"` split on the first "/"; null when absent. */
+	model: { instanceId: string; model: string } | null;
+	/** `options` table as the model selection's `[{id, value}]` list. */
+	options: { id: string; value: string | boolean }[];
+}
+
+export interface ServerSettings {
+	host: string;
+	port: number;
+	statePath: string;
+	/** Inbound bearer for /mcp and /metrics; undefined = no auth. */
+	token: string | undefined;
+	allowedHosts: string[];
+	allowedOrigins: string[];
+	hookUrl: string | undefined;
+	hookToken: string | undefined;
+	hookSecret: string | undefined;
+	waitTimeoutS: number;
+	logLevel: LogLevel;
+}
+
+export interface AppConfig {
+	/** Path of the config file that was read (absolute). */
+	file: string;
+	server: ServerSettings;
+	machines: MachineConfig[];
+}

@@ -1,0 +1,88 @@
+/**
+ * What one T3 machine connection offers the rest of the connector. The protocol client
+ * (src/t3) implements it; tools, waits and events depend only on this shape, never on
+ * sockets or frames. It knows nothing about MCP.
+ */
+import type {
+	LaunchThreadResult,
+	ProjectShell,
+	ThreadDetail,
+	ThreadShell,
+} from "./model.ts";
+
+export type MachineState = "connecting" | "online" | "offline" | "unauthorized" | "incompatible";
+
+export interface MachineStatus {
+	state: MachineState;
+	/** Why the machine is not online (names the machine and the cause); null when online. */
+	reason: string | null;
+	serverVersion: string | null;
+	/** Epoch ms of the last shell item applied. */
+	lastEventAt: number | null;
+}
+
+/** A change the machine's shell subscription applied, in order. */
+export type ShellChange =
+	| { kind: "thread"; thread: ThreadShell; sequence: number; previous: ThreadShell | undefined }
+	| { kind: "thread.removed"; threadId: string; sequence: number; previous: ThreadShell | undefined }
+	/** An authoritative snapshot replaced the shell (after connect / reconnect / fallback). */
+	| { kind: "snapshot"; sequence: number }
+	/** Catch-up is done: the shell is live from here. */
+	| { kind: "synchronized"; sequence: number }
+	| { kind: "state"; status: MachineStatus };
+
+export type T3ErrorCode =
+	| "UNREACHABLE"
+	| "TIMEOUT"
+	| "UNAUTHORIZED"
+	| "FORBIDDEN"
+	| "NOT_FOUND"
+	| "INCOMPATIBLE"
+	| "BAD_RESPONSE"
+	| "SERVER_ERROR"
+	/** A typed `Fail` from an RPC (e.g. OrchestrationV2DispatchCommandError). */
+	| "REJECTED"
+	/** A `Die` defect from an RPC (e.g. schema decode failure on the server). */
+	| "DEFECT"
+	| "DISCONNECTED";
+
+export class T3Error extends Error {
+	override readonly name = "T3Error";
+	constructor(
+		readonly code: T3ErrorCode,
+		message: string,
+		/** For REJECTED: the error `_tag`; for HTTP: the status. */
+		readonly detail?: { tag?: string; status?: number; raw?: unknown },
+	) {
+		super(message);
+	}
+}
+
+export interface Machine {
+	readonly name: string;
+	readonly url: string;
+	status(): MachineStatus;
+	/** Latest shell state held in memory (all projects, not filtered by the allowlist). */
+	projects(): ProjectShell[];
+	threads(): ThreadShell[];
+	thread(threadId: string): ThreadShell | undefined;
+	/** Highest shell sequence applied (the resume cursor). */
+	sequence(): number;
+	/** Subscribe to shell changes; returns an unsubscribe function. */
+	onChange(listener: (change: ShellChange) => void): () => void;
+	/** Resolves once the machine is online and synchronized, or rejects with its reason. */
+	ready(timeoutMs?: number): Promise<void>;
+	start(): void;
+	stop(): Promise<void>;
+	/** HTTP `GET /api/orchestration/threads/:id` (full projection). NOT_FOUND when unknown. */
+	getThread(threadId: string): Promise<ThreadDetail>;
+	/**
+	 * RPC `orchestration.dispatchCommand`. The same command (same commandId) is re-sent after a
+	 * transport failure until `retryForMs` runs out, so a lost reply never runs it twice.
+	 */
+	dispatch(command: Record<string, unknown> & { type: string; commandId: string }): Promise<{ sequence: number }>;
+	/** RPC `orchestration.launchThread`, retried with the same commandId like `dispatch`. */
+	launchThread(input: Record<string, unknown> & { commandId: string }): Promise<LaunchThreadResult>;
+	/** RPC `server.getConfig` (provider instances and models). */
+	serverConfig(): Promise<Record<string, unknown>>;
+}
