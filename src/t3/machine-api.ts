@@ -10,7 +10,12 @@ import type {
 	ThreadShell,
 } from "./model.ts";
 
-export type MachineState = "connecting" | "online" | "offline" | "unauthorized" | "incompatible";
+export type MachineState =
+	| "connecting"
+	| "online"
+	| "offline"
+	| "unauthorized"
+	| "incompatible";
 
 export interface MachineStatus {
 	state: MachineState;
@@ -23,8 +28,18 @@ export interface MachineStatus {
 
 /** A change the machine's shell subscription applied, in order. */
 export type ShellChange =
-	| { kind: "thread"; thread: ThreadShell; sequence: number; previous: ThreadShell | undefined }
-	| { kind: "thread.removed"; threadId: string; sequence: number; previous: ThreadShell | undefined }
+	| {
+			kind: "thread";
+			thread: ThreadShell;
+			sequence: number;
+			previous: ThreadShell | undefined;
+	  }
+	| {
+			kind: "thread.removed";
+			threadId: string;
+			sequence: number;
+			previous: ThreadShell | undefined;
+	  }
 	/** An authoritative snapshot replaced the shell (after connect / reconnect / fallback). */
 	| { kind: "snapshot"; sequence: number }
 	/** Catch-up is done: the shell is live from here. */
@@ -80,9 +95,13 @@ export interface Machine {
 	 * RPC `orchestration.dispatchCommand`. The same command (same commandId) is re-sent after a
 	 * transport failure until `retryForMs` runs out, so a lost reply never runs it twice.
 	 */
-	dispatch(command: Record<string, unknown> & { type: string; commandId: string }): Promise<{ sequence: number }>;
+	dispatch(
+		command: Record<string, unknown> & { type: string; commandId: string },
+	): Promise<{ sequence: number }>;
 	/** RPC `orchestration.launchThread`, retried with the same commandId like `dispatch`. */
-	launchThread(input: Record<string, unknown> & { commandId: string }): Promise<LaunchThreadResult>;
+	launchThread(
+		input: Record<string, unknown> & { commandId: string },
+	): Promise<LaunchThreadResult>;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 }

@@ -68,7 +68,12 @@ export interface ThreadShell {
 	activeRunId: string | null;
 	status: RunStatus | "idle";
 	pendingRuntimeRequest: PendingRuntimeRequest | null;
-	latestVisibleMessage: { id: string; role: string; text: string; updatedAt?: string } | null;
+	latestVisibleMessage: {
+		id: string;
+		role: string;
+		text: string;
+		updatedAt?: string;
+	} | null;
 	latestUserMessageAt?: string | null;
 	lastError?: string | null;
 	createdAt?: string;
@@ -88,11 +93,25 @@ export interface ShellSnapshot {
 
 /** One item of `orchestration.subscribeShell` (PROTOCOL.md §8.2). */
 export type ShellStreamItem =
-	| { kind: "snapshot"; snapshot: ShellSnapshot; resolvedRepositoryIdentityRoots?: string[] }
+	| {
+			kind: "snapshot";
+			snapshot: ShellSnapshot;
+			resolvedRepositoryIdentityRoots?: string[];
+	  }
 	| { kind: "project.updated"; sequence: number; project: ProjectShell }
 	| { kind: "project.removed"; sequence: number; projectId: string }
-	| { kind: "thread.updated"; sequence: number; location: string; thread: ThreadShell }
-	| { kind: "thread.removed"; sequence: number; location: string; threadId: string }
+	| {
+			kind: "thread.updated";
+			sequence: number;
+			location: string;
+			thread: ThreadShell;
+	  }
+	| {
+			kind: "thread.removed";
+			sequence: number;
+			location: string;
+			threadId: string;
+	  }
 	| { kind: "synchronized" }
 	| { kind: "unknown"; raw: unknown };
 
@@ -152,7 +171,12 @@ export interface TurnItem {
 	fileName?: string;
 	input?: string;
 	exitCode?: number | null;
-	files?: { path: string; kind?: string; additions?: number; deletions?: number }[];
+	files?: {
+		path: string;
+		kind?: string;
+		additions?: number;
+		deletions?: number;
+	}[];
 	// error / interrupt / notice
 	failure?: { class?: string; message?: string; code?: string | null } | null;
 	message?: string;

@@ -1,0 +1,38 @@
+/** `--help` text: commands, flags, environment and exit codes. */
+import { VERSION } from "../version.ts";
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3 } as const;
+
+export const HELP = `t3code-mcp ${VERSION} — MCP server that runs coding threads on remote T3 Code machines
+
+Usage: t3code-mcp [command] [flags]
+
+Commands:
+  serve            (default) the MCP server at http://HOST:PORT/mcp, configured by env + t3code.toml
+  demo             serve plus an embedded simulated T3 machine "demo" (project "demo") on loopback
+  sim              a standalone simulated T3 Code server
+                     --host H  --port P (default 3773)  --token T  --project TITLE=PATH (repeatable)
+                     --protocol 1|2  --step-ms N
+  check [--json]   validate the config and probe every machine; exit 0 only when all pass
+  healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
+  --version        print the version
+  --help           this text
+
+Environment:
+  T3CODE_MCP_CONFIG          config file (default ./t3code.toml)
+  T3CODE_MCP_HOST            listen address (default 127.0.0.1)
+  T3CODE_MCP_PORT            listen port (default 8000)
+  T3CODE_MCP_STATE           sqlite state (default $STATE_DIRECTORY/t3code-mcp.sqlite or ./data/t3code-mcp.sqlite)
+  T3CODE_MCP_TOKEN           bearer required on /mcp and /metrics when set
+  T3CODE_MCP_ALLOWED_HOSTS   extra Host names accepted (comma list)
+  T3CODE_MCP_ALLOWED_ORIGINS browser origins accepted (comma list)
+  T3CODE_MCP_HOOK_URL        webhook for events (unset: events are recorded, not sent)
+  T3CODE_MCP_HOOK_TOKEN      bearer sent with every webhook
+  T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
+  T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
+  T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
+  each machine's token_env   that machine's T3 bearer token
+
+Exit codes:
+  0 success · 1 failure (a check failed, healthcheck got no 200, the server failed) · 2 bad command line · 3 bad configuration
+`;

@@ -1,0 +1,54 @@
+/**
+ * Starts the MCP server on `Bun.serve` for a loaded config, and stops it in an order that
+ * lets in-flight waits answer: waits end first, then the listener, then machines and sqlite.
+ */
+import type { AppConfig } from "../config/types.ts";
+import { createApp } from "../http/app.ts";
+import { createServices, type ServiceOptions, type Services } from "../services.ts";
+import { VERSION } from "../version.ts";
+
+export interface RunningServer {
+	url: string;
+	mcpUrl: string;
+	port: number;
+	services: Services;
+	stop(): Promise<void>;
+}
+
+export async function startServer(
+	config: AppConfig,
+	options: Omit<ServiceOptions, "version"> & { version?: string },
+): Promise<RunningServer> {
+	const services = createServices(config, { version: VERSION, ...options });
+	const app = createApp(services);
+	const server = Bun.serve({
+		hostname: config.server.host,
+		port: config.server.port,
+		// Long tool calls may be quiet between SSE keep-alives; never let Bun cut them (notes/bun.md §2).
+		idleTimeout: 255,
+		fetch: app.fetch,
+	});
+	services.start();
+	const host = config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host;
+	const shownHost = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
+	const url = `http://${shownHost}:${server.port}`;
+	let stopping: Promise<void> | undefined;
+	return {
+		url,
+		mcpUrl: `${url}/mcp`,
+		port: server.port as number,
+		services,
+		stop() {
+			stopping ??= (async () => {
+				services.beginShutdown();
+				// Let waits that just returned flush their responses before the listener closes.
+				await new Promise((resolve) => setTimeout(resolve, 50));
+				// Graceful first; a request that still hangs after 3 s is cut.
+				await Promise.race([server.stop(false), new Promise((r) => setTimeout(r, 3_000))]);
+				await server.stop(true);
+				await services.stop();
+			})();
+			return stopping;
+		},
+	};
+}

@@ -1,0 +1,216 @@
+/**
+ * The zod schema of `t3code.toml` (CONTRACT.md "Config") and the translation of zod issues into
+ * ConfigProblems. Every schema's `error` text is the "expected …" phrase the user reads, so the
+ * wording lives beside the rule it explains. Environment variables are not handled here.
+ */
+import { z } from "zod";
+import { type ConfigProblem, expectedProblem, keyPath } from "./config-error.ts";
+import { patternProblem } from "./fnmatch.ts";
+import { parseHostName, parseHttpOrigin, parseHttpUrl } from "./values.ts";
+
+export const EXPECT = {
+	host: 'an address to listen on like "127.0.0.1" or "0.0.0.0"',
+	port: "an integer 0-65535",
+	state: "a file path for the sqlite state",
+	allowedHosts: 'an array of host names like ["t3code-mcp"]',
+	allowedHost: 'a host name without port, like "t3code-mcp"',
+	allowedOrigins: 'an array of origins like ["https://claude.ai"]',
+	allowedOrigin: 'an http(s) origin like "https://claude.ai"',
+	hookUrl: 'an http(s) URL like "https://gateway.example/hooks/t3"',
+	waitTimeout: "an integer 1-3600 (seconds)",
+	logLevel: 'one of "debug", "info", "warn", "error"',
+	server: "a table of server settings",
+	machines: "a table of [machines.<name>] tables",
+	machineName: 'a machine name of letters, digits, "_" and "-", starting with a letter or digit',
+	machine: "a table with url, token_env and projects",
+	url: 'an http(s) origin like "http://100.64.0.5:3773"',
+	urlOnlyOrigin: 'an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773"',
+	tokenEnv: 'an environment variable name like "T3_MAC_TOKEN"',
+	projects: 'a non-empty array of fnmatch patterns like ["*"]',
+	project: "a non-empty fnmatch pattern",
+	pattern: "an fnmatch pattern",
+	model: '"<providerInstance>/<model>" like "claudeAgent/claude-opus-5"',
+	options: 'a table of option values like { effort = "high" }',
+	optionId: "a non-empty option id",
+	optionValue: "a string or boolean",
+} as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+const INSTANCE_ID = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/** Keys that hold secrets: refused in the file, with the env variable to use instead. */
+const SECRET_SERVER_KEYS: Record<string, string> = {
+	token: "T3CODE_MCP_TOKEN",
+	hook_token: "T3CODE_MCP_HOOK_TOKEN",
+	hook_secret: "T3CODE_MCP_HOOK_SECRET",
+};
+
+const int = (min: number, max: number, error: string) =>
+	z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+
+const serverSchema = z.strictObject(
+	{
+		host: z
+			.string({ error: EXPECT.host })
+			.transform((s, ctx) => parseHostName(s, true) ?? fail(ctx, s, EXPECT.host)),
+		port: int(0, 65535, EXPECT.port),
+		state: z.string({ error: EXPECT.state }).min(1, { error: EXPECT.state }),
+		allowed_hosts: z.array(
+			z
+				.string({ error: EXPECT.allowedHost })
+				.transform((s, ctx) => parseHostName(s, false) ?? fail(ctx, s, EXPECT.allowedHost)),
+			{ error: EXPECT.allowedHosts },
+		),
+		allowed_origins: z.array(
+			z
+				.string({ error: EXPECT.allowedOrigin })
+				.transform((s, ctx) => parseHttpOrigin(s) ?? fail(ctx, s, EXPECT.allowedOrigin)),
+			{ error: EXPECT.allowedOrigins },
+		),
+		hook_url: z
+			.string({ error: EXPECT.hookUrl })
+			.transform((s, ctx) => parseHttpUrl(s) ?? fail(ctx, s, EXPECT.hookUrl)),
+		wait_timeout_s: int(1, 3600, EXPECT.waitTimeout),
+		log_level: z.enum(["debug", "info", "warn", "error"], { error: EXPECT.logLevel }),
+	},
+	{ error: EXPECT.server },
+);
+
+const machineSchema = z.strictObject(
+	{
+		url: z.string({ error: EXPECT.url }).transform((s, ctx) => {
+			const parsed = parseHttpOrigin(s);
+			if (parsed !== undefined) return parsed;
+			// Tell "a path was given" apart from "not an http(s) URL at all".
+			return fail(ctx, s, parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin);
+		}),
+		token_env: z.string({ error: EXPECT.tokenEnv }).regex(ENV_NAME, { error: EXPECT.tokenEnv }),
+		projects: z
+			.array(
+				z
+					.string({ error: EXPECT.project })
+					.min(1, { error: EXPECT.project })
+					.superRefine((s, ctx) => {
+						const problem = patternProblem(s);
+						if (problem !== undefined) {
+							ctx.addIssue({ code: "custom", message: EXPECT.pattern, params: { detail: problem } });
+						}
+					}),
+				{ error: EXPECT.projects },
+			)
+			.min(1, { error: EXPECT.projects }),
+		model: z
+			.string({ error: EXPECT.model })
+			.transform((s, ctx) => {
+				const slash = s.indexOf("/");
+				const instanceId = s.slice(0, slash);
+				const model = s.slice(slash + 1);
+				if (slash < 0 || !INSTANCE_ID.test(instanceId) || model.trim() === "") {
+					return fail(ctx, s, EXPECT.model);
+				}
+				return { instanceId, model };
+			})
+			.optional(),
+		options: z
+			.record(
+				z.string().min(1, { error: EXPECT.optionId }),
+				z.union([z.string(), z.boolean()], { error: EXPECT.optionValue }),
+				{ error: EXPECT.options },
+			)
+			.optional(),
+	},
+	{ error: EXPECT.machine },
+);
+
+export const fileSchema = z.strictObject({
+	server: serverSchema.partial().optional(),
+	machines: z
+		.record(z.string().regex(MACHINE_NAME, { error: EXPECT.machineName }), machineSchema, {
+			error: EXPECT.machines,
+		})
+		.optional(),
+});
+
+export type FileConfig = z.output<typeof fileSchema>;
+export type FileMachine = z.output<typeof machineSchema>;
+
+function fail(ctx: z.RefinementCtx, input: string, expected: string): never {
+	ctx.addIssue({ code: "custom", message: expected, input });
+	return z.NEVER;
+}
+
+/** Known keys per table, for "unknown key" messages. */
+const KNOWN_KEYS = {
+	root: Object.keys(fileSchema.shape),
+	server: Object.keys(serverSchema.shape),
+	machine: Object.keys(machineSchema.shape),
+};
+
+/**
+ * Validates a parsed TOML document. `file` is the name shown in messages.
+ * Returns the typed config, or every problem found (one per key).
+ */
+export function validateFile(
+	raw: unknown,
+	file: string,
+): { ok: true; value: FileConfig } | { ok: false; problems: ConfigProblem[] } {
+	const result = fileSchema.safeParse(raw);
+	if (result.success) return { ok: true, value: result.data };
+	const problems: ConfigProblem[] = [];
+	const seen = new Set<string>();
+	const add = (p: ConfigProblem) => {
+		if (seen.has(p.key)) return;
+		seen.add(p.key);
+		problems.push(p);
+	};
+	for (const issue of result.error.issues) {
+		if (issue.code === "unrecognized_keys") {
+			for (const key of issue.keys) add(unknownKey(file, issue.path, key));
+		} else if (issue.code === "invalid_key") {
+			// The record's own message is about the table; the key's rule is in the nested issue.
+			const expected = issue.issues[0]?.message ?? issue.message;
+			add(expectedProblem(file, keyPath(issue.path), expected, issue.path.at(-1)));
+		} else {
+			const value = valueAt(raw, issue.path);
+			const key = keyPath(issue.path);
+			const detail = issue.code === "custom" ? issue.params?.detail : undefined;
+			// hook_url may embed a credential (many webhook URLs do): never echoed.
+			const secret = key === "server.hook_url";
+			const p = expectedProblem(file, key, issue.message, value, { secret });
+			add(typeof detail === "string" ? { ...p, message: `${p.message}: ${detail}` } : p);
+		}
+	}
+	return { ok: false, problems };
+}
+
+function unknownKey(file: string, parent: readonly PropertyKey[], key: string): ConfigProblem {
+	const path = keyPath([...parent, key]);
+	const env = SECRET_SERVER_KEYS[key];
+	const inMachine = parent.length === 2 && parent[0] === "machines";
+	if (env !== undefined && !inMachine) {
+		const expected = `no ${key} in the file; set the ${env} environment variable instead`;
+		return { file, key: path, expected, message: `not allowed in the config file; set the ${env} environment variable instead` };
+	}
+	if (inMachine && key === "token") {
+		const expected = "the token in the environment variable named by token_env";
+		return {
+			file,
+			key: path,
+			expected,
+			message: `not allowed in the config file; put the token in an environment variable and name it with token_env`,
+		};
+	}
+	const known = parent.length === 0 ? KNOWN_KEYS.root : inMachine ? KNOWN_KEYS.machine : KNOWN_KEYS.server;
+	const expected = `one of ${known.join(", ")}`;
+	return { file, key: path, expected, message: `unknown key; expected ${expected}` };
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+	let cur: unknown = raw;
+	for (const part of path) {
+		if (cur === null || typeof cur !== "object") return undefined;
+		cur = (cur as Record<PropertyKey, unknown>)[part];
+	}
+	return cur;
+}

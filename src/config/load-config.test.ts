@@ -1,0 +1,458 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "./config-error.ts";
+import { type LoadConfigOptions, loadConfig } from "./load-config.ts";
+import { configWarnings } from "./warnings.ts";
+
+let root: string;
+let n = 0;
+
+beforeAll(async () => {
+	root = await mkdtemp(join(tmpdir(), "t3code-mcp-config-"));
+});
+afterAll(async () => {
+	await rm(root, { recursive: true, force: true });
+});
+
+/** Writes `toml` as t3code.toml in a fresh directory and loads it from there (the default path). */
+async function load(toml: string, env: LoadConfigOptions["env"] = {}) {
+	const dir = join(root, `case-${n++}`);
+	await mkdir(dir);
+	await writeFile(join(dir, "t3code.toml"), toml);
+	return { dir, config: await loadConfig({ env, cwd: dir }) };
+}
+
+/** The ConfigError message for `toml` (fails when loading succeeds). */
+async function errorOf(toml: string, env: LoadConfigOptions["env"] = {}): Promise<string> {
+	try {
+		await load(toml, env);
+	} catch (err) {
+		expect(err).toBeInstanceOf(ConfigError);
+		return (err as Error).message;
+	}
+	throw new Error("expected a ConfigError");
+}
+
+const MAC = `[machines.mac]
+url = "http://100.64.0.5:3773"
+token_env = "T3_MAC_TOKEN"
+projects = ["*"]
+`;
+
+describe("bad config files: the exact message", () => {
+	it("unknown key at top level", async () => {
+		expect(await errorOf(`colour = "blue"\n${MAC}`)).toBe(
+			"t3code.toml: colour: unknown key; expected one of server, machines",
+		);
+	});
+
+	it("unknown key in a machine", async () => {
+		expect(await errorOf(`${MAC}shape = "round"\n`)).toBe(
+			"t3code.toml: machines.mac.shape: unknown key; expected one of url, token_env, projects, model, options",
+		);
+	});
+
+	it("unknown key in [server]", async () => {
+		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, log_level",
+		);
+	});
+
+	it("missing url", async () => {
+		expect(await errorOf(`[machines.mac]\ntoken_env = "T"\nprojects = ["*"]\n`)).toBe(
+			't3code.toml: machines.mac.url: missing; expected an http(s) origin like "http://100.64.0.5:3773"',
+		);
+	});
+
+	it("bad url scheme", async () => {
+		expect(await errorOf(MAC.replace("http://100.64.0.5:3773", "ftp://x"))).toBe(
+			't3code.toml: machines.mac.url: expected an http(s) origin like "http://100.64.0.5:3773", got "ftp://x"',
+		);
+	});
+
+	it("url with a path or query", async () => {
+		expect(await errorOf(MAC.replace(":3773", ":3773/t3"))).toBe(
+			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/t3"',
+		);
+		expect(await errorOf(MAC.replace(":3773", ":3773/?"))).toBe(
+			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/?"',
+		);
+	});
+
+	it("missing token_env", async () => {
+		expect(await errorOf(`[machines.mac]\nurl = "http://x:1"\nprojects = ["*"]\n`)).toBe(
+			't3code.toml: machines.mac.token_env: missing; expected an environment variable name like "T3_MAC_TOKEN"',
+		);
+	});
+
+	it("bad token_env name", async () => {
+		expect(await errorOf(MAC.replace('"T3_MAC_TOKEN"', '"T3-MAC"'))).toBe(
+			't3code.toml: machines.mac.token_env: expected an environment variable name like "T3_MAC_TOKEN", got "T3-MAC"',
+		);
+	});
+
+	it("a token in the file, in [server] or a machine", async () => {
+		expect(await errorOf(`[server]\ntoken = "s3cret"\nhook_secret = "whsec_x"\n`)).toBe(
+			[
+				"t3code.toml: server.token: not allowed in the config file; set the T3CODE_MCP_TOKEN environment variable instead",
+				"t3code.toml: server.hook_secret: not allowed in the config file; set the T3CODE_MCP_HOOK_SECRET environment variable instead",
+			].join("\n"),
+		);
+		const message = await errorOf(`${MAC}token = "s3cret"\n`);
+		expect(message).toBe(
+			"t3code.toml: machines.mac.token: not allowed in the config file; put the token in an environment variable and name it with token_env",
+		);
+		expect(message).not.toContain("s3cret");
+	});
+
+	it("empty projects", async () => {
+		expect(await errorOf(MAC.replace('["*"]', "[]"))).toBe(
+			't3code.toml: machines.mac.projects: expected a non-empty array of fnmatch patterns like ["*"], got an empty array',
+		);
+	});
+
+	it("wrong type for projects", async () => {
+		expect(await errorOf(MAC.replace('["*"]', '"*"'))).toBe(
+			't3code.toml: machines.mac.projects: expected a non-empty array of fnmatch patterns like ["*"], got "*"',
+		);
+	});
+
+	it("bad patterns, each with its index", async () => {
+		expect(await errorOf(MAC.replace('["*"]', '["web", "", "[ab", "!secret", 7]'))).toBe(
+			[
+				'machines.mac.projects[1]: expected a non-empty fnmatch pattern, got ""',
+				'machines.mac.projects[2]: expected an fnmatch pattern, got "[ab": unclosed "["; write "[[]" to match a literal "["',
+				'machines.mac.projects[3]: expected an fnmatch pattern, got "!secret": a leading "!" is not supported: patterns only allow projects, they cannot exclude any',
+				"machines.mac.projects[4]: expected a non-empty fnmatch pattern, got 7",
+			]
+				.map((line) => `t3code.toml: ${line}`)
+				.join("\n"),
+		);
+	});
+
+	it("bad model strings", async () => {
+		for (const model of ["claude", "/opus", "claudeAgent/", "1x/opus", "claude agent/opus"]) {
+			expect(await errorOf(`${MAC}model = "${model}"\n`)).toBe(
+				`t3code.toml: machines.mac.model: expected "<providerInstance>/<model>" like "claudeAgent/claude-opus-5", got "${model}"`,
+			);
+		}
+	});
+
+	it("bad options value type, and options not a table", async () => {
+		expect(await errorOf(`${MAC}options = { effort = "high", budget = 3, tags = ["a"] }\n`)).toBe(
+			[
+				"t3code.toml: machines.mac.options.budget: expected a string or boolean, got 3",
+				"t3code.toml: machines.mac.options.tags: expected a string or boolean, got an array",
+			].join("\n"),
+		);
+		expect(await errorOf(`${MAC}options = "high"\n`)).toBe(
+			't3code.toml: machines.mac.options: expected a table of option values like { effort = "high" }, got "high"',
+		);
+	});
+
+	it("TOML syntax error", async () => {
+		expect(await errorOf(`[machines.mac]\nurl = nope\n`)).toBe(
+			't3code.toml: TOML syntax error: Strings must be quoted: "nope"',
+		);
+		expect(await errorOf(`[server]\nport = 99999999999999999999\n`)).toBe(
+			"t3code.toml: TOML syntax error: Integer is outside the 64-bit signed range",
+		);
+	});
+
+	it("bad [server] port type and range", async () => {
+		expect(await errorOf(`[server]\nport = "8000"\n`)).toBe(
+			't3code.toml: server.port: expected an integer 0-65535, got "8000"',
+		);
+		expect(await errorOf(`[server]\nport = 70000\n`)).toBe(
+			"t3code.toml: server.port: expected an integer 0-65535, got 70000",
+		);
+		expect(await errorOf(`[server]\nport = 80.5\n`)).toBe(
+			"t3code.toml: server.port: expected an integer 0-65535, got 80.5",
+		);
+	});
+
+	it("other [server] values, a datetime, and a hook_url never echoed", async () => {
+		const toml = `[server]
+state = 2024-01-01T00:00:00Z
+allowed_hosts = ["ok", "mcp:8000"]
+allowed_origins = "https://claude.ai"
+hook_url = "ftp://user:pw@hooks.example/x"
+wait_timeout_s = 0
+log_level = "loud"
+`;
+		const message = await errorOf(toml);
+		expect(message).toBe(
+			[
+				"t3code.toml: server.state: expected a file path for the sqlite state, got a datetime (2024-01-01T00:00:00Z)",
+				't3code.toml: server.allowed_hosts[1]: expected a host name without port, like "t3code-mcp", got "mcp:8000"',
+				't3code.toml: server.allowed_origins: expected an array of origins like ["https://claude.ai"], got "https://claude.ai"',
+				't3code.toml: server.hook_url: expected an http(s) URL like "https://gateway.example/hooks/t3"',
+				"t3code.toml: server.wait_timeout_s: expected an integer 1-3600 (seconds), got 0",
+				't3code.toml: server.log_level: expected one of "debug", "info", "warn", "error", got "loud"',
+			].join("\n"),
+		);
+		expect(message).not.toContain("pw@");
+	});
+
+	it("bad machine names and a machines value that is not a table", async () => {
+		expect(await errorOf(`[machines."my mac"]\nurl = "http://x"\n`)).toBe(
+			't3code.toml: machines."my mac": expected a machine name of letters, digits, "_" and "-", starting with a letter or digit, got "my mac"',
+		);
+		expect(await errorOf(`machines = ["mac"]\n`)).toBe(
+			"t3code.toml: machines: expected a table of [machines.<name>] tables, got an array",
+		);
+		expect(await errorOf(`[machines]\nmac = "http://x"\n`)).toBe(
+			't3code.toml: machines.mac: expected a table with url, token_env and projects, got "http://x"',
+		);
+	});
+
+	it("collects every problem, file and env, in one error", async () => {
+		try {
+			await load(`${MAC}colour = 1\n`, { T3CODE_MCP_PORT: "abc" });
+			throw new Error("expected a ConfigError");
+		} catch (err) {
+			const e = err as ConfigError;
+			expect(e.message).toBe(
+				[
+					"t3code.toml: machines.mac.colour: unknown key; expected one of url, token_env, projects, model, options",
+					'T3CODE_MCP_PORT: expected an integer 0-65535, got "abc"',
+				].join("\n"),
+			);
+			expect(e.problems).toHaveLength(2);
+			expect(e.key).toBe("machines.mac.colour");
+			expect(e.expected).toBe("one of url, token_env, projects, model, options");
+			expect(e.file).toEndWith("/t3code.toml");
+		}
+	});
+});
+
+describe("missing config files", () => {
+	it("the default ./t3code.toml", async () => {
+		const dir = await mkdtemp(join(root, "empty-"));
+		const err = await loadConfig({ env: {}, cwd: dir }).catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(ConfigError);
+		expect((err as Error).message).toBe(
+			"config file ./t3code.toml not found (set T3CODE_MCP_CONFIG or create it from t3code.example.toml)",
+		);
+		expect((err as ConfigError).file).toBe(join(dir, "t3code.toml"));
+	});
+
+	it("a file named by T3CODE_MCP_CONFIG, relative to cwd", async () => {
+		const dir = await mkdtemp(join(root, "empty-"));
+		const err = await loadConfig({ env: { T3CODE_MCP_CONFIG: "conf/x.toml" }, cwd: dir }).catch(
+			(e: unknown) => e,
+		);
+		expect((err as Error).message).toBe(
+			`config file ${dir}/conf/x.toml not found (named by T3CODE_MCP_CONFIG)`,
+		);
+	});
+
+	it("a directory instead of a file", async () => {
+		const err = await loadConfig({ env: { T3CODE_MCP_CONFIG: root }, cwd: "/" }).catch(
+			(e: unknown) => e,
+		);
+		expect((err as Error).message).toStartWith(`${root}: cannot read the config file: `);
+	});
+});
+
+describe("a valid file", () => {
+	it("produces AppConfig with defaults, normalised url, split model and ordered options", async () => {
+		const { dir, config } = await load(
+			`[machines.mac]
+url = "http://Mac.Example:3773/"
+token_env = "T3_MAC_TOKEN"
+projects = ["*"]
+model = "claudeAgent/claude/opus-5"
+options = { effort = "high", fast = true, contextWindow = "1m" }
+
+[machines.lin]
+url = "https://lin.example"
+token_env = "T3_LIN_TOKEN"
+projects = ["/srv/*", "web"]
+`,
+			{ T3_MAC_TOKEN: "tok-mac", T3_LIN_TOKEN: "" },
+		);
+		expect(config).toEqual({
+			file: join(dir, "t3code.toml"),
+			server: {
+				host: "127.0.0.1",
+				port: 8000,
+				statePath: join(dir, "data/t3code-mcp.sqlite"),
+				token: undefined,
+				allowedHosts: [],
+				allowedOrigins: [],
+				hookUrl: undefined,
+				hookToken: undefined,
+				hookSecret: undefined,
+				waitTimeoutS: 600,
+				logLevel: "info",
+			},
+			machines: [
+				{
+					name: "mac",
+					url: "http://mac.example:3773",
+					tokenEnv: "T3_MAC_TOKEN",
+					token: "tok-mac",
+					projects: ["*"],
+					model: { instanceId: "claudeAgent", model: "claude/opus-5" },
+					options: [
+						{ id: "effort", value: "high" },
+						{ id: "fast", value: true },
+						{ id: "contextWindow", value: "1m" },
+					],
+				},
+				{
+					name: "lin",
+					url: "https://lin.example",
+					tokenEnv: "T3_LIN_TOKEN",
+					token: undefined,
+					projects: ["/srv/*", "web"],
+					model: null,
+					options: [],
+				},
+			],
+		});
+		expect(configWarnings(config)).toEqual([
+			'machine "lin": environment variable T3_LIN_TOKEN (its token_env) is unset or empty; it will be reported unauthorized',
+		]);
+	});
+
+	it("zero machines is allowed, with a warning", async () => {
+		const { config } = await load(`[server]\nwait_timeout_s = 30\n`);
+		expect(config.machines).toEqual([]);
+		expect(config.server.waitTimeoutS).toBe(30);
+		expect(configWarnings(config)).toEqual([
+			`${config.file}: no [machines.<name>] tables; t3_machines will list none`,
+		]);
+	});
+
+	it("[server] values apply; a relative state is relative to the file", async () => {
+		const { dir, config } = await load(`[server]
+host = "0.0.0.0"
+port = 9000
+state = "db/s.sqlite"
+allowed_hosts = ["T3code-MCP", "[::1]"]
+allowed_origins = ["https://Claude.AI/"]
+hook_url = "https://hooks.example/t3?x=1"
+wait_timeout_s = 3600
+log_level = "debug"
+`);
+		expect(config.server).toEqual({
+			host: "0.0.0.0",
+			port: 9000,
+			statePath: join(dir, "db/s.sqlite"),
+			token: undefined,
+			allowedHosts: ["t3code-mcp", "::1"],
+			allowedOrigins: ["https://claude.ai"],
+			hookUrl: "https://hooks.example/t3?x=1",
+			hookToken: undefined,
+			hookSecret: undefined,
+			waitTimeoutS: 3600,
+			logLevel: "debug",
+		});
+		expect(configWarnings(config)).toContain(
+			"listening on 0.0.0.0 without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token",
+		);
+	});
+});
+
+describe("environment", () => {
+	const file = `[server]
+host = "0.0.0.0"
+port = 9000
+state = "/file/state.sqlite"
+allowed_hosts = ["from-file"]
+allowed_origins = ["https://file.example"]
+hook_url = "https://file.example/hook"
+wait_timeout_s = 30
+log_level = "warn"
+`;
+
+	it("env wins over the file", async () => {
+		const { dir, config } = await load(file, {
+			T3CODE_MCP_HOST: "::",
+			T3CODE_MCP_PORT: "0",
+			T3CODE_MCP_STATE: "rel/env.sqlite",
+			T3CODE_MCP_TOKEN: "inbound",
+			T3CODE_MCP_ALLOWED_HOSTS: " a.example, ,b ,",
+			T3CODE_MCP_ALLOWED_ORIGINS: "https://claude.ai,http://localhost:5173",
+			T3CODE_MCP_HOOK_URL: "https://env.example/hook",
+			T3CODE_MCP_HOOK_TOKEN: "hooktok",
+			T3CODE_MCP_HOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			T3CODE_MCP_WAIT_TIMEOUT_S: "45",
+			T3CODE_MCP_LOG_LEVEL: "ERROR",
+		});
+		expect(config.server).toEqual({
+			host: "::",
+			port: 0,
+			statePath: join(dir, "rel/env.sqlite"),
+			token: "inbound",
+			allowedHosts: ["a.example", "b"],
+			allowedOrigins: ["https://claude.ai", "http://localhost:5173"],
+			hookUrl: "https://env.example/hook",
+			hookToken: "hooktok",
+			hookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			waitTimeoutS: 45,
+			logLevel: "error",
+		});
+	});
+
+	it("an empty variable counts as unset", async () => {
+		const { config } = await load(file, { T3CODE_MCP_PORT: "", T3CODE_MCP_TOKEN: " " });
+		expect(config.server.port).toBe(9000);
+		expect(config.server.token).toBeUndefined();
+	});
+
+	it("STATE_DIRECTORY gives the default state path (first of several)", async () => {
+		const a = await load(MAC, { STATE_DIRECTORY: "/var/lib/t3code-mcp" });
+		expect(a.config.server.statePath).toBe("/var/lib/t3code-mcp/t3code-mcp.sqlite");
+		const b = await load(MAC, { STATE_DIRECTORY: "/var/lib/one/:/var/lib/two" });
+		expect(b.config.server.statePath).toBe("/var/lib/one/t3code-mcp.sqlite");
+		// An explicit setting beats the default.
+		const c = await load(MAC, { STATE_DIRECTORY: "/var/lib/x", T3CODE_MCP_STATE: ":memory:" });
+		expect(c.config.server.statePath).toBe(":memory:");
+	});
+
+	it("bad values name the variable and never echo secrets or the hook URL", async () => {
+		const message = await errorOf(MAC, {
+			T3CODE_MCP_HOST: "http://0.0.0.0",
+			T3CODE_MCP_PORT: "abc",
+			T3CODE_MCP_ALLOWED_HOSTS: "ok, mcp:8000",
+			T3CODE_MCP_ALLOWED_ORIGINS: "https://claude.ai/chat",
+			T3CODE_MCP_HOOK_URL: "hooks.example/t3?key=hunter2",
+			T3CODE_MCP_HOOK_SECRET: "hunter2",
+			T3CODE_MCP_WAIT_TIMEOUT_S: "3601",
+			T3CODE_MCP_LOG_LEVEL: "verbose",
+		});
+		expect(message).toBe(
+			[
+				'T3CODE_MCP_HOST: expected an address to listen on like "127.0.0.1" or "0.0.0.0", got "http://0.0.0.0"',
+				'T3CODE_MCP_PORT: expected an integer 0-65535, got "abc"',
+				'T3CODE_MCP_ALLOWED_HOSTS: expected comma-separated host names without port, like "t3code-mcp,mcp.example", got "mcp:8000"',
+				'T3CODE_MCP_ALLOWED_ORIGINS: expected comma-separated http(s) origins like "https://claude.ai", got "https://claude.ai/chat"',
+				'T3CODE_MCP_HOOK_URL: expected an http(s) URL like "https://gateway.example/hooks/t3"',
+				'T3CODE_MCP_HOOK_SECRET: expected "whsec_" followed by base64 (a Standard Webhooks secret)',
+				'T3CODE_MCP_WAIT_TIMEOUT_S: expected an integer 1-3600 (seconds), got "3601"',
+				'T3CODE_MCP_LOG_LEVEL: expected one of "debug", "info", "warn", "error", got "verbose"',
+			].join("\n"),
+		);
+		expect(message).not.toContain("hunter2");
+	});
+
+	it("port and timeout edges", async () => {
+		for (const port of ["-1", "65536", "1e3", "80.0", "0x50"]) {
+			expect(await errorOf(MAC, { T3CODE_MCP_PORT: port })).toBe(
+				`T3CODE_MCP_PORT: expected an integer 0-65535, got "${port}"`,
+			);
+		}
+		expect((await load(MAC, { T3CODE_MCP_PORT: "65535" })).config.server.port).toBe(65535);
+		expect(await errorOf(MAC, { T3CODE_MCP_WAIT_TIMEOUT_S: "0" })).toBe(
+			'T3CODE_MCP_WAIT_TIMEOUT_S: expected an integer 1-3600 (seconds), got "0"',
+		);
+		expect(await errorOf(MAC, { T3CODE_MCP_HOOK_SECRET: "whsec_" })).toBe(
+			'T3CODE_MCP_HOOK_SECRET: expected "whsec_" followed by base64 (a Standard Webhooks secret)',
+		);
+	});
+});

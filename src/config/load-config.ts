@@ -1,0 +1,135 @@
+/**
+ * Reads `t3code.toml` and the environment into the AppConfig every other module receives.
+ * Precedence per server setting: env variable, then `[server]` in the file, then the default.
+ * All problems (file and env) are gathered into one ConfigError. No logging here: see
+ * `configWarnings` for the non-fatal findings.
+ */
+import { dirname, isAbsolute, resolve } from "node:path";
+import { ConfigError, type ConfigProblem } from "./config-error.ts";
+import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
+import { type FileConfig, validateFile } from "./file-schema.ts";
+import type { AppConfig, MachineConfig, ServerSettings } from "./types.ts";
+
+export interface LoadConfigOptions {
+	env?: Env;
+	cwd?: string;
+	/** Reads a file as text; rejects with `code: "ENOENT"` when it does not exist. */
+	readFile?: (path: string) => Promise<string>;
+}
+
+export const DEFAULT_CONFIG_FILE = "t3code.toml";
+
+const DEFAULTS = {
+	host: "127.0.0.1",
+	port: 8000,
+	waitTimeoutS: 600,
+	logLevel: "info",
+} as const;
+
+/** `:memory:` is sqlite's in-memory database, not a path. */
+const resolveState = (base: string, p: string) =>
+	p === ":memory:" || isAbsolute(p) ? p : resolve(base, p);
+
+/**
+ * @example
+ * const config = await loadConfig(); // T3CODE_MCP_CONFIG or ./t3code.toml
+ * @throws ConfigError listing every problem, one per line.
+ */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<AppConfig> {
+	const env = options.env ?? process.env;
+	const cwd = options.cwd ?? process.cwd();
+	const readFile = options.readFile ?? ((path: string) => Bun.file(path).text());
+
+	const named = envValue(env, "T3CODE_MCP_CONFIG");
+	const shown = named ?? DEFAULT_CONFIG_FILE;
+	const file = resolve(cwd, shown);
+	const problems: ConfigProblem[] = [];
+
+	const doc = await readToml(file, shown, named !== undefined, readFile, problems);
+	let fileConfig: FileConfig = {};
+	if (doc !== undefined) {
+		const checked = validateFile(doc, shown);
+		if (checked.ok) fileConfig = checked.value;
+		else problems.push(...checked.problems);
+	}
+
+	const fromEnv = readServerEnv(env, (p) => resolveState(cwd, p));
+	problems.push(...fromEnv.problems);
+	if (problems.length > 0) throw new ConfigError(problems, file);
+
+	const fs = fileConfig.server ?? {};
+	const es = fromEnv.settings;
+	const server: ServerSettings = {
+		host: es.host ?? fs.host ?? DEFAULTS.host,
+		port: es.port ?? fs.port ?? DEFAULTS.port,
+		// A relative `state` in the file is relative to the file, so it does not move with the cwd.
+		statePath:
+			es.statePath ??
+			(fs.state !== undefined
+				? resolveState(dirname(file), fs.state)
+				: defaultStatePath(env, (p) => resolveState(cwd, p))),
+		token: es.token,
+		allowedHosts: es.allowedHosts ?? fs.allowed_hosts ?? [],
+		allowedOrigins: es.allowedOrigins ?? fs.allowed_origins ?? [],
+		hookUrl: es.hookUrl ?? fs.hook_url,
+		hookToken: es.hookToken,
+		hookSecret: es.hookSecret,
+		waitTimeoutS: es.waitTimeoutS ?? fs.wait_timeout_s ?? DEFAULTS.waitTimeoutS,
+		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
+	};
+
+	const machines: MachineConfig[] = Object.entries(fileConfig.machines ?? {}).map(
+		([name, m]) => ({
+			name,
+			url: m.url,
+			tokenEnv: m.token_env,
+			// Unset is not a config error: the machine is reported `unauthorized` at runtime.
+			token: envValue(env, m.token_env),
+			projects: m.projects,
+			model: m.model ?? null,
+			options: Object.entries(m.options ?? {}).map(([id, value]) => ({ id, value })),
+		}),
+	);
+
+	return { file, server, machines };
+}
+
+/** The parsed document, or undefined after recording why it could not be had. */
+async function readToml(
+	file: string,
+	shown: string,
+	named: boolean,
+	readFile: (path: string) => Promise<string>,
+	problems: ConfigProblem[],
+): Promise<unknown> {
+	let text: string;
+	try {
+		text = await readFile(file);
+	} catch (err) {
+		const code = (err as { code?: unknown }).code;
+		const expected = "a readable config file";
+		if (code === "ENOENT" && named) {
+			const message = `config file ${file} not found (named by T3CODE_MCP_CONFIG)`;
+			problems.push({ file: undefined, key: "", expected, message });
+		} else if (code === "ENOENT") {
+			const message = `config file ./${DEFAULT_CONFIG_FILE} not found (set T3CODE_MCP_CONFIG or create it from t3code.example.toml)`;
+			problems.push({ file: undefined, key: "", expected, message });
+		} else {
+			const message = `cannot read the config file: ${(err as Error).message}`;
+			problems.push({ file: shown, key: "", expected, message });
+		}
+		return undefined;
+	}
+	try {
+		return Bun.TOML.parse(text);
+	} catch (err) {
+		const detail = (err as Error).message.replace(/^TOML Parse error:\s*/, "");
+		problems.push({
+			file: shown,
+			key: "",
+			expected: "valid TOML",
+			message: `TOML syntax error: ${detail}`,
+		});
+		return undefined;
+	}
+}

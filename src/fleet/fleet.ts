@@ -1,0 +1,74 @@
+/**
+ * The configured T3 machines and their project allowlists. Everything outside the allowlist
+ * does not exist for the connector: lookups here are the one place that rule is applied.
+ */
+import type { MachineConfig } from "../config/types.ts";
+import { compileProjectMatcher } from "../config/fnmatch.ts";
+import type { Machine } from "../t3/machine-api.ts";
+import type { ProjectShell, ThreadShell } from "../t3/model.ts";
+
+export interface FleetMachine {
+	config: MachineConfig;
+	machine: Machine;
+	/** Whether the project passes this machine's `projects` patterns. */
+	allows(project: { title: string; workspaceRoot: string }): boolean;
+}
+
+export interface ThreadLocation {
+	entry: FleetMachine;
+	thread: ThreadShell;
+	project: ProjectShell;
+}
+
+export interface Fleet {
+	list(): FleetMachine[];
+	get(name: string): FleetMachine | undefined;
+	names(): string[];
+	/** Allowlisted projects of a machine, from its shell. */
+	projects(entry: FleetMachine): ProjectShell[];
+	/** Allowlisted project by id on a machine. */
+	project(entry: FleetMachine, projectId: string): ProjectShell | undefined;
+	/** Finds an active thread of an allowlisted project on any machine's shell. */
+	locate(threadId: string): ThreadLocation | undefined;
+	start(): void;
+	stop(): Promise<void>;
+}
+
+export function createFleet(
+	machines: MachineConfig[],
+	createMachine: (config: MachineConfig) => Machine,
+): Fleet {
+	const entries: FleetMachine[] = machines.map((config) => {
+		const matcher = compileProjectMatcher(config.projects);
+		return { config, machine: createMachine(config), allows: matcher };
+	});
+	const byName = new Map(entries.map((e) => [e.config.name, e]));
+
+	const project = (entry: FleetMachine, projectId: string) => {
+		const found = entry.machine.projects().find((p) => p.id === projectId);
+		return found && entry.allows(found) ? found : undefined;
+	};
+
+	return {
+		list: () => entries,
+		get: (name) => byName.get(name),
+		names: () => entries.map((e) => e.config.name),
+		projects: (entry) => entry.machine.projects().filter((p) => entry.allows(p)),
+		project,
+		locate(threadId) {
+			for (const entry of entries) {
+				const thread = entry.machine.thread(threadId);
+				if (!thread) continue;
+				const proj = project(entry, thread.projectId);
+				if (proj) return { entry, thread, project: proj };
+			}
+			return undefined;
+		},
+		start() {
+			for (const e of entries) e.machine.start();
+		},
+		async stop() {
+			await Promise.all(entries.map((e) => e.machine.stop()));
+		},
+	};
+}

@@ -1,0 +1,54 @@
+/** The `/healthz` JSON (CONTRACT.md "HTTP") and the `/metrics` gauges; both read memory and one indexed query. */
+import type { Services } from "../services.ts";
+import { outboxStats } from "../store/outbox-stats.ts";
+import { activeWaits } from "../threads/wait.ts";
+
+export function healthReport(services: Services) {
+	const machines: Record<string, { state: string; reason?: string; last_event_at?: string }> = {};
+	for (const entry of services.fleet.list()) {
+		const status = entry.machine.status();
+		machines[entry.config.name] = {
+			state: status.state,
+			...(status.reason ? { reason: status.reason } : {}),
+			...(status.lastEventAt ? { last_event_at: new Date(status.lastEventAt).toISOString() } : {}),
+		};
+	}
+	const stats = outboxStats(services.db, services.threadDeps.now());
+	return {
+		status: "ok",
+		version: services.version,
+		machines,
+		outbox: {
+			pending: stats.pending,
+			oldest_pending_s: stats.oldestPendingS,
+			dead: stats.dead,
+			...(stats.lastError ? { last_error: stats.lastError } : {}),
+		},
+		hook: services.config.server.hookUrl ? "configured" : "not configured",
+	};
+}
+
+export function metricsText(services: Services): string {
+	const states = ["connecting", "online", "offline", "unauthorized", "incompatible"];
+	const counts = new Map(states.map((s) => [s, 0]));
+	for (const entry of services.fleet.list()) {
+		const state = entry.machine.status().state;
+		counts.set(state, (counts.get(state) ?? 0) + 1);
+	}
+	const stats = outboxStats(services.db, services.threadDeps.now());
+	return services.metrics.render([
+		{
+			name: "t3code_mcp_machines",
+			help: "Configured machines by connection state",
+			values: states.map((state) => ({ labels: { state }, value: counts.get(state) ?? 0 })),
+		},
+		{ name: "t3code_mcp_outbox_pending", help: "Events waiting for delivery", values: [{ labels: {}, value: stats.pending }] },
+		{ name: "t3code_mcp_outbox_dead", help: "Dead-lettered events", values: [{ labels: {}, value: stats.dead }] },
+		{
+			name: "t3code_mcp_outbox_oldest_pending_seconds",
+			help: "Age of the oldest pending event",
+			values: [{ labels: {}, value: stats.oldestPendingS }],
+		},
+		{ name: "t3code_mcp_waits_in_progress", help: "t3_wait calls now waiting", values: [{ labels: {}, value: activeWaits() }] },
+	]);
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bun
+/**
+ * t3code-mcp command line: `serve` (default), `demo`, `sim`, `check`, `healthcheck`,
+ * `--version`, `--help`. The only module with process-wide side effects.
+ */
+import { runHealthcheck } from "./cli/healthcheck.ts";
+import { EXIT, HELP } from "./cli/help.ts";
+import { runDemo, runServe } from "./cli/run-server.ts";
+import { runSimCommand } from "./sim/cli.ts";
+import { VERSION } from "./version.ts";
+
+async function main(argv: string[]): Promise<number> {
+	const [command = "serve", ...rest] = argv;
+	switch (command) {
+		case "serve":
+			return runServe();
+		case "demo":
+			return runDemo();
+		case "sim":
+			await runSimCommand(rest);
+			return EXIT.ok;
+		case "check": {
+			const { runCheck } = await import("./cli/check.ts");
+			return runCheck(rest);
+		}
+		case "healthcheck":
+			return runHealthcheck();
+		case "--version":
+		case "-v":
+		case "version":
+			process.stdout.write(`${VERSION}\n`);
+			return EXIT.ok;
+		case "--help":
+		case "-h":
+		case "help":
+			process.stdout.write(HELP);
+			return EXIT.ok;
+		default:
+			process.stderr.write(`t3code-mcp: unknown command "${command}"\n\n${HELP}`);
+			return EXIT.usage;
+	}
+}
+
+main(process.argv.slice(2)).then(
+	(code) => process.exit(code),
+	(error) => {
+		process.stderr.write(`t3code-mcp: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+		process.exit(EXIT.failure);
+	},
+);

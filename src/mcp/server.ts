@@ -1,0 +1,72 @@
+/**
+ * Builds the MCP server for one request (stateless: a fresh instance per HTTP request, as
+ * `createMcpHandler` wants) and adapts each tool: origin header, abort signal, progress,
+ * and expected failures turned into `isError` results.
+ */
+import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import type { Services } from "../services.ts";
+import { T3Error } from "../t3/machine-api.ts";
+import { tools } from "../tools/index.ts";
+import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
+import { ToolFailure, toolError } from "./result.ts";
+
+export const SERVER_NAME = "t3code-mcp";
+
+export function buildServer(services: Services): McpServer {
+	const server = new McpServer(
+		{ name: SERVER_NAME, version: services.version },
+		{
+			instructions:
+				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.",
+		},
+	);
+	for (const tool of tools) register(server, tool, services);
+	return server;
+}
+
+function register(server: McpServer, tool: ToolDefinition, services: Services): void {
+	server.registerTool(
+		tool.name,
+		{
+			title: tool.title,
+			description: tool.description,
+			inputSchema: tool.inputSchema,
+			outputSchema: tool.outputSchema,
+			annotations: tool.annotations,
+		},
+		async (args: unknown, ctx: ServerContext) => {
+			const context = toolContext(ctx);
+			try {
+				const result = await tool.handler(args as never, context, services);
+				services.metrics.toolCall(tool.name, result.isError ? "error" : "ok");
+				return result;
+			} catch (error) {
+				services.metrics.toolCall(tool.name, "error");
+				if (error instanceof ToolFailure) return toolError(error.message);
+				if (error instanceof T3Error) return toolError(error.message);
+				services.log.error("tool failed", { tool: tool.name, error });
+				return toolError(`${tool.name} failed unexpectedly; the server log has the details.`);
+			}
+		},
+	);
+}
+
+function toolContext(ctx: ServerContext): ToolContext {
+	const origin = ctx.http?.req?.headers.get("x-conversation-origin")?.trim() || null;
+	const token = ctx.mcpReq._meta?.progressToken;
+	let count = 0;
+	return {
+		origin,
+		signal: ctx.mcpReq.signal,
+		progress:
+			token === undefined
+				? undefined
+				: async (message: string) => {
+						count += 1;
+						await ctx.mcpReq.notify({
+							method: "notifications/progress",
+							params: { progressToken: token, progress: count, message },
+						});
+					},
+	};
+}

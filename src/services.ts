@@ -1,0 +1,82 @@
+/**
+ * Wires the long-lived parts together: the fleet of machines, the state database, the thread
+ * operations and (later) event tracking. `index.ts` creates it once; tests create their own.
+ */
+import type { AppConfig, MachineConfig } from "./config/types.ts";
+import { createFleet, type Fleet } from "./fleet/fleet.ts";
+import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { type Db, openDb } from "./store/db.ts";
+import { createDispatchStore } from "./store/dispatches.ts";
+import { createThreadStore } from "./store/threads.ts";
+import { createMachine } from "./t3/machine.ts";
+import type { Machine } from "./t3/machine-api.ts";
+import type { ThreadDeps } from "./threads/deps.ts";
+import type { Logger } from "./util/log.ts";
+
+export interface Services {
+	version: string;
+	config: AppConfig;
+	log: Logger;
+	fleet: Fleet;
+	db: Db;
+	threadDeps: ThreadDeps;
+	metrics: Metrics;
+	start(): void;
+	/** Makes every wait in progress return its current state now. */
+	beginShutdown(): void;
+	/** Ends waits (they return their current state), closes sockets, then the database. */
+	stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+	version: string;
+	log: Logger;
+	now?: () => number;
+	newId?: () => string;
+	progressIntervalMs?: number;
+	machineFactory?: (config: MachineConfig) => Machine;
+}
+
+export function createServices(config: AppConfig, options: ServiceOptions): Services {
+	const { log } = options;
+	const metrics = createMetrics();
+	const db = openDb(config.server.statePath);
+	const shutdown = new AbortController();
+	const fleet = createFleet(
+		config.machines,
+		options.machineFactory ??
+			((machine) => createMachine(machine, { log: log.child({ machine: machine.name }) })),
+	);
+	const threadDeps: ThreadDeps = {
+		fleet,
+		db,
+		threads: createThreadStore(db),
+		dispatches: createDispatchStore(db),
+		settings: config.server,
+		log,
+		now: options.now ?? Date.now,
+		newId: options.newId ?? (() => crypto.randomUUID()),
+		progressIntervalMs: options.progressIntervalMs,
+		shutdown: shutdown.signal,
+	};
+	return {
+		version: options.version,
+		config,
+		log,
+		fleet,
+		db,
+		threadDeps,
+		metrics,
+		start() {
+			fleet.start();
+		},
+		beginShutdown() {
+			shutdown.abort();
+		},
+		async stop() {
+			shutdown.abort();
+			await fleet.stop();
+			db.close();
+		},
+	};
+}

@@ -1,0 +1,109 @@
+/**
+ * The scripted agent: picks a behaviour from the prompt (case-insensitive substring) the way
+ * the fake codex behind captures-v2 did (OBSERVED.md intro), and speaks through `AgentIO`,
+ * which run-lifecycle.ts turns into turn items, runtime requests and events.
+ */
+
+export interface RuntimeResponse {
+	decision?: string;
+	answers?: Record<string, unknown>;
+}
+
+export interface AgentIO {
+	prompt: string;
+	/** Wait one pacing step (stepMs). */
+	step(): Promise<void>;
+	/** One final assistant message. */
+	say(text: string): Promise<void>;
+	/** An assistant message streamed as accumulated whole-row upserts, then final. */
+	stream(parts: string[]): Promise<void>;
+	command(input: string, exitCode?: number): Promise<void>;
+	fileChange(fileName: string, additions: number, deletions: number): Promise<void>;
+	ask(questions: unknown[]): Promise<RuntimeResponse>;
+	approve(requestKind: string, prompt: string): Promise<RuntimeResponse>;
+	/** Hold the turn open until interrupted or released by `finishRun`. */
+	hold(): Promise<void>;
+}
+
+export type AgentScript = (io: AgentIO) => Promise<void>;
+
+/** Thrown by a script to end the run `failed` with an `error` turn item. */
+export class AgentFailure extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "AgentFailure";
+	}
+}
+
+export const COLOR_QUESTION = {
+	id: "color",
+	header: "Color",
+	question: "Which color should I use?",
+	// Released shape (PROTOCOL.md §7.3) with `value`; the pre-release capture had labels only.
+	options: [
+		{ label: "Red", description: "Use red", value: "red" },
+		{ label: "Blue", description: "Use blue", value: "blue" },
+	],
+	multiSelect: false,
+};
+
+const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
+
+function answerText(answers: Record<string, unknown> | undefined): string {
+	const value = answers?.color ?? Object.values(answers ?? {})[0];
+	if (Array.isArray(value)) return value.map(String).join(", ");
+	return value === undefined ? "nothing" : String(value);
+}
+
+export function pickScript(prompt: string): AgentScript {
+	const text = prompt.toLowerCase();
+	if (text.includes("ask me")) {
+		return async (io) => {
+			await io.step();
+			const response = await io.ask([COLOR_QUESTION]);
+			await io.step();
+			await io.say(`You chose ${answerText(response.answers)}.`);
+		};
+	}
+	if (text.includes("approve") || text.includes("run a command")) {
+		return async (io) => {
+			await io.step();
+			const response = await io.approve("command", "sim agent wants to list files");
+			await io.step();
+			if (response.decision !== undefined && APPROVED.has(response.decision)) {
+				await io.command("ls");
+				await io.say("Command approved and run.");
+			} else {
+				await io.say("Command declined.");
+			}
+		};
+	}
+	if (text.includes("long task")) {
+		return async (io) => {
+			await io.step();
+			await io.say("Working on the long task…");
+			await io.hold();
+			await io.say("The long task is done.");
+		};
+	}
+	if (text.includes("fail")) {
+		return async (io) => {
+			await io.step();
+			await io.say("Trying, but this will not work.");
+			await io.step();
+			throw new AgentFailure("sim agent failure");
+		};
+	}
+	if (text.includes("slow")) {
+		return async (io) => {
+			await io.step();
+			await io.stream(["Streaming ", "slowly, ", "piece ", "by ", "piece."]);
+		};
+	}
+	return async (io) => {
+		await io.step();
+		await io.command("ls");
+		await io.fileChange("NOTES.md", 1, 0);
+		await io.say(`Hello from the T3 simulator. You said: ${io.prompt.slice(0, 200)}`);
+	};
+}

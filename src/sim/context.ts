@@ -1,0 +1,29 @@
+/**
+ * The state every part of the simulator shares: resolved options, the store, the engine,
+ * auth, and the fault-injection knobs (delay, blackhole, dropped replies) plus the wire log.
+ */
+import type { Auth } from "./auth.ts";
+import type { Engine } from "./engine.ts";
+import type { Scheduler } from "./scheduler.ts";
+import type { Store } from "./store.ts";
+import type { SimFrame } from "./types.ts";
+
+export interface SimContext {
+	protocol: 1 | 2;
+	coalesceMs: number;
+	serverVersion: string;
+	label: string;
+	environmentId: string;
+	store: Store;
+	engine: Engine;
+	auth: Auth;
+	scheduler: Scheduler;
+	faults: {
+		blackholed: boolean;
+		delayMs: number;
+		/** RPC tag → how many upcoming requests lose their reply. */
+		dropReplies: Map<string, number>;
+	};
+	wire: { recording: boolean; frames: SimFrame[]; requests: Record<string, number> };
+	count(key: string): void;
+}

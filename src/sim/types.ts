@@ -1,0 +1,78 @@
+/**
+ * Public types of the protocol-2 T3 Code simulator: the options `startSim` takes and the
+ * handle it returns. Integration tests and the `demo`/`sim` commands code against these.
+ */
+
+export interface SimProjectOption {
+	id?: string;
+	title: string;
+	workspaceRoot: string;
+}
+
+export interface SimTokenOption {
+	token: string;
+	scopes: string[];
+}
+
+export interface SimOptions {
+	/** Default "127.0.0.1". */
+	host?: string;
+	/** Default 0 (ephemeral). */
+	port?: number;
+	/** Default 2; 1 = behave like a protocol-1 server (no negotiation, V1 route shapes). */
+	protocol?: 1 | 2;
+	/** The default full token (orchestration:read + orchestration:operate); default random. */
+	token?: string;
+	/** Extra tokens, e.g. a read-only one. */
+	tokens?: SimTokenOption[];
+	/** Default one project: {title:"demo", workspaceRoot:"/srv/t3/demo"}. */
+	projects?: SimProjectOption[];
+	/** Pacing between scripted agent steps; default 20. */
+	stepMs?: number;
+	/** Shell-stream coalescing window; default 20; 0 = emit every change at once. */
+	coalesceMs?: number;
+	/** Default "0.1.0-sim". */
+	serverVersion?: string;
+	label?: string;
+}
+
+export interface SimFrame {
+	dir: "send" | "recv";
+	conn: number;
+	frame: unknown;
+}
+
+export interface SimStats {
+	connections: number;
+	/** Streams whose last Chunk has not been acked yet (the sim holds their next Chunk). */
+	unackedChunks: number;
+	/** Requests seen, by RPC tag or by "METHOD /route". */
+	requests: Record<string, number>;
+}
+
+export interface Sim {
+	/** http://HOST:PORT, no trailing slash. */
+	url: string;
+	port: number;
+	token: string;
+	stop(): Promise<void>;
+	/** Close sockets, stop listening, cancel non-terminal runs, listen again on the same port. */
+	restart(): Promise<void>;
+	/** Close every WebSocket abruptly. */
+	dropSockets(): void;
+	/** While on, sockets stay open but nothing at all is sent (no Pong, Chunk or Exit). */
+	blackhole(on: boolean): void;
+	revokeToken(token: string): void;
+	restoreToken(token: string): void;
+	/** Delay every HTTP response and RPC reply. */
+	setDelay(ms: number): void;
+	/** Execute the next RPC with this tag, never send its Exit, then close that socket. */
+	dropNextReply(tag: string): void;
+	/** Let a held "long task" run finish normally. */
+	finishRun(threadId: string): void;
+	threadIds(): string[];
+	projection(threadId: string): unknown | undefined;
+	stats(): SimStats;
+	record(on: boolean): void;
+	frames(): SimFrame[];
+}

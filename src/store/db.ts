@@ -1,0 +1,82 @@
+/**
+ * The connector's sqlite database: thread records, dispatches and the event outbox.
+ * WAL + FULL sync so "recorded" means "on disk" even across power loss; migrations are
+ * numbered in code and applied in one transaction each.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+
+const MIGRATIONS: string[] = [
+	`CREATE TABLE threads (
+		thread_id TEXT PRIMARY KEY,
+		machine TEXT NOT NULL,
+		project_id TEXT NOT NULL,
+		title TEXT NOT NULL,
+		origin TEXT,
+		watched INTEGER NOT NULL DEFAULT 1,
+		baseline_ordinal INTEGER NOT NULL DEFAULT 0,
+		last_run_id TEXT,
+		last_status TEXT,
+		last_request_id TEXT,
+		thread_seq INTEGER NOT NULL DEFAULT 0,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	) STRICT;
+	CREATE TABLE dispatches (
+		command_id TEXT PRIMARY KEY,
+		thread_id TEXT NOT NULL,
+		machine TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		message_id TEXT NOT NULL,
+		request_id TEXT UNIQUE,
+		run_id TEXT,
+		run_status TEXT,
+		queued INTEGER NOT NULL DEFAULT 0,
+		origin TEXT,
+		payload TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	) STRICT;
+	CREATE INDEX dispatches_by_thread ON dispatches(thread_id, created_at);
+	CREATE TABLE events (
+		id TEXT PRIMARY KEY,
+		thread_id TEXT NOT NULL,
+		thread_seq INTEGER NOT NULL,
+		dedupe_key TEXT NOT NULL,
+		type TEXT NOT NULL,
+		origin TEXT,
+		body TEXT NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at INTEGER NOT NULL,
+		last_error TEXT,
+		created_at INTEGER NOT NULL,
+		delivered_at INTEGER,
+		UNIQUE (thread_id, dedupe_key)
+	) STRICT;
+	CREATE INDEX events_pending ON events(status, thread_id, thread_seq);`,
+];
+
+export type Db = Database;
+
+/** Opens (creating folders and file as needed) and migrates the state database. */
+export function openDb(path: string): Db {
+	if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+	const db = new Database(path, { create: true, strict: true });
+	db.exec("PRAGMA journal_mode = WAL");
+	db.exec("PRAGMA busy_timeout = 5000");
+	db.exec("PRAGMA synchronous = FULL");
+	db.exec("PRAGMA foreign_keys = ON");
+	migrate(db);
+	return db;
+}
+
+function migrate(db: Db): void {
+	const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+	for (let i = current; i < MIGRATIONS.length; i++) {
+		db.transaction(() => {
+			db.exec(MIGRATIONS[i] as string);
+			db.exec(`PRAGMA user_version = ${i + 1}`);
+		})();
+	}
+}

@@ -1,0 +1,82 @@
+/** Threads this connector dispatched, continued or was asked to watch. */
+import type { Db } from "./db.ts";
+
+export interface ThreadRecord {
+	thread_id: string;
+	machine: string;
+	project_id: string;
+	title: string;
+	origin: string | null;
+	watched: number;
+	baseline_ordinal: number;
+	last_run_id: string | null;
+	last_status: string | null;
+	last_request_id: string | null;
+	thread_seq: number;
+	created_at: number;
+	updated_at: number;
+}
+
+export interface ThreadUpsert {
+	threadId: string;
+	machine: string;
+	projectId: string;
+	title: string;
+	origin: string | null;
+	watched: boolean;
+	now: number;
+}
+
+export function createThreadStore(db: Db) {
+	const get = db.query<ThreadRecord, { id: string }>("SELECT * FROM threads WHERE thread_id = $id");
+	const upsert = db.query(
+		`INSERT INTO threads (thread_id, machine, project_id, title, origin, watched, created_at, updated_at)
+		 VALUES ($threadId, $machine, $projectId, $title, $origin, $watched, $now, $now)
+		 ON CONFLICT (thread_id) DO UPDATE SET
+		   machine = excluded.machine, project_id = excluded.project_id, title = excluded.title,
+		   origin = excluded.origin, watched = excluded.watched, updated_at = excluded.updated_at`,
+	);
+	const setWatched = db.query(
+		"UPDATE threads SET watched = $watched, origin = $origin, updated_at = $now WHERE thread_id = $id",
+	);
+	const all = db.query<ThreadRecord, []>("SELECT * FROM threads ORDER BY created_at");
+	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
+	const observe = db.query(
+		`UPDATE threads SET last_run_id = $runId, last_status = $status, last_request_id = $requestId,
+		   title = $title, updated_at = $now WHERE thread_id = $id`,
+	);
+	const setBaseline = db.query(
+		"UPDATE threads SET baseline_ordinal = $ordinal WHERE thread_id = $id",
+	);
+	const nextSeq = db.query<{ thread_seq: number }, { id: string }>(
+		"UPDATE threads SET thread_seq = thread_seq + 1 WHERE thread_id = $id RETURNING thread_seq",
+	);
+
+	return {
+		get: (id: string): ThreadRecord | undefined => get.get({ id }) ?? undefined,
+		all: (): ThreadRecord[] => all.all(),
+		upsert: (t: ThreadUpsert) => {
+			upsert.run({ ...t, watched: t.watched ? 1 : 0 });
+		},
+		setWatched: (id: string, watched: boolean, origin: string | null, now: number) => {
+			setWatched.run({ id, watched: watched ? 1 : 0, origin, now });
+		},
+		remove: (id: string) => {
+			remove.run({ id });
+		},
+		/** Remembers the last shell state seen, so a restart can tell what changed meanwhile. */
+		observe: (
+			id: string,
+			seen: { runId: string | null; status: string | null; requestId: string | null; title: string },
+			now: number,
+		) => {
+			observe.run({ id, ...seen, now });
+		},
+		setBaseline: (id: string, ordinal: number) => {
+			setBaseline.run({ id, ordinal });
+		},
+		nextSeq: (id: string): number => nextSeq.get({ id })?.thread_seq ?? 0,
+	};
+}
+
+export type ThreadStore = ReturnType<typeof createThreadStore>;

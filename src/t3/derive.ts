@@ -1,0 +1,281 @@
+/**
+ * What a user wants to know about a thread, derived from the read models (PROTOCOL.md §7.4,
+ * OBSERVED.md §5.6–§5.7): run outcome, final answer, failure text, the pending question or
+ * approval, and a run's timeline. Pure functions; used by the MCP tools and by events.
+ */
+import type {
+	PendingRuntimeRequest,
+	Run,
+	ThreadProjection,
+	ThreadShell,
+	TurnItem,
+	UserInputQuestion,
+} from "./model.ts";
+
+export type RunOutcome = "completed" | "interrupted" | "failed";
+
+/** The terminal outcome of a run status, or null while the run is not finished. */
+export function runOutcome(status: string): RunOutcome | null {
+	switch (status) {
+		case "completed":
+			return "completed";
+		case "interrupted":
+		case "cancelled":
+		case "rolled_back":
+			return "interrupted";
+		case "failed":
+			return "failed";
+		default:
+			return null;
+	}
+}
+
+/** The run a message of ours started (`run.userMessageId`, §5.1); null when not there yet. */
+export function findRunByMessageId(
+	projection: ThreadProjection,
+	messageId: string,
+): Run | null {
+	return projection.runs.find((r) => r.userMessageId === messageId) ?? null;
+}
+
+/** The run with the highest ordinal. */
+export function latestRun(projection: ThreadProjection): Run | null {
+	let best: Run | null = null;
+	for (const run of projection.runs)
+		if (!best || run.ordinal > best.ordinal) best = run;
+	return best;
+}
+
+function itemsOfRun(projection: ThreadProjection, runId: string): TurnItem[] {
+	return projection.turnItems
+		.filter((item) => item.runId === runId)
+		.sort((a, b) => (a.ordinal ?? 0) - (b.ordinal ?? 0));
+}
+
+/**
+ * The run's final assistant text: the last non-streaming `assistant_message` turn item by
+ * ordinal, else the last assistant message row of the run. Rows are whole-row upserts, so
+ * the text is never concatenated (§7.3).
+ */
+export function finalAssistantMessage(
+	projection: ThreadProjection,
+	runId: string,
+): string | null {
+	const items = itemsOfRun(projection, runId).filter(
+		(i) =>
+			i.type === "assistant_message" &&
+			i.streaming !== true &&
+			typeof i.text === "string",
+	);
+	const lastItem = items.at(-1);
+	if (lastItem?.text !== undefined) return lastItem.text;
+	const messages = projection.messages.filter(
+		(m) => m.role === "assistant" && m.runId === runId,
+	);
+	const final =
+		messages.filter((m) => m.streaming !== true).at(-1) ?? messages.at(-1);
+	return final ? final.text : null;
+}
+
+/** The failure text of a run: its `error` turn items, else the shell's `lastError`. */
+export function runError(
+	projection: ThreadProjection,
+	runId: string,
+	shell?: ThreadShell,
+): string | null {
+	const errors = itemsOfRun(projection, runId).filter(
+		(i) => i.type === "error",
+	);
+	for (const item of errors.reverse()) {
+		const text = item.failure?.message ?? item.message ?? item.title;
+		if (typeof text === "string" && text.length > 0) return text;
+	}
+	const lastError = shell?.lastError ?? projection.thread.lastError;
+	return typeof lastError === "string" && lastError.length > 0
+		? lastError
+		: null;
+}
+
+export interface PendingQuestionView {
+	request_id: string;
+	kind: "user_input" | "approval";
+	/** The raw runtime-request kind (`user_input`, `command`, `file-change`, …). */
+	request_kind: string;
+	prompt: string;
+	questions: {
+		id: string;
+		header: string;
+		text: string;
+		options: string[];
+		multi_select: boolean;
+		allow_custom: boolean;
+	}[];
+}
+
+function requestItem(
+	projection: ThreadProjection,
+	requestId: string,
+): TurnItem | undefined {
+	return projection.turnItems.find(
+		(i) =>
+			i.requestId === requestId &&
+			(i.type === "user_input_request" || i.type === "approval_request"),
+	);
+}
+
+/**
+ * The pending question or approval. `shellPending` (the shell's `pendingRuntimeRequest`)
+ * wins when given, `null` meaning "none"; otherwise the newest pending runtime request of
+ * the projection. The question text lives only in the turn item (OBSERVED.md §5.7).
+ */
+export function pendingQuestion(
+	projection: ThreadProjection,
+	shellPending?: PendingRuntimeRequest | null,
+): PendingQuestionView | null {
+	let request: { id: string; kind: string } | undefined;
+	if (shellPending !== undefined) {
+		if (shellPending === null) return null;
+		request = shellPending;
+	} else {
+		request = projection.runtimeRequests
+			.filter((r) => r.status === "pending")
+			.at(-1);
+	}
+	if (!request || request.kind === "auth_refresh") return null;
+	const item = requestItem(projection, request.id);
+	if (request.kind === "user_input") {
+		const questions = (item?.questions ?? []).map((q: UserInputQuestion) => ({
+			id: q.id,
+			header: q.header ?? "",
+			text: q.question,
+			options: q.options.map((o) => o.label),
+			// Pre-release questions have neither flag: single choice, free text allowed (§7.3).
+			multi_select: q.multiSelect === true,
+			allow_custom: q.allowCustomAnswer !== false,
+		}));
+		return {
+			request_id: request.id,
+			kind: "user_input",
+			request_kind: request.kind,
+			prompt: questions.map((q) => q.text).join("\n"),
+			questions,
+		};
+	}
+	const requestKind = item?.requestKind ?? request.kind;
+	const prompt =
+		item?.prompt ?? item?.title ?? `approval requested (${requestKind})`;
+	return {
+		request_id: request.id,
+		kind: "approval",
+		request_kind: request.kind,
+		prompt,
+		questions: [],
+	};
+}
+
+/** Map an option label to the value to answer with: its `value` when present, else the label. */
+export function questionOptionValue(
+	projection: ThreadProjection,
+	requestId: string,
+	questionId: string,
+	label: string,
+): string {
+	const question = requestItem(projection, requestId)?.questions?.find(
+		(q) => q.id === questionId,
+	);
+	const option = question?.options.find((o) => o.label === label);
+	return option?.value ?? label;
+}
+
+export interface RunDetails {
+	messages: { role: string; text: string }[];
+	tools: {
+		kind: string;
+		title: string;
+		status: string;
+		exit_code: number | null;
+	}[];
+	files: { path: string; change: string }[];
+}
+
+const TOOL_TYPES = new Set([
+	"command_execution",
+	"file_change",
+	"dynamic_tool",
+	"web_search",
+	"file_search",
+]);
+
+function toolTitle(item: TurnItem): string {
+	const candidates = [
+		item.title,
+		item.input,
+		item.fileName,
+		item.pattern,
+		item.toolName,
+		item.name,
+	];
+	for (const c of candidates)
+		if (typeof c === "string" && c.length > 0) return c;
+	if (Array.isArray(item.patterns))
+		return item.patterns.filter((p) => typeof p === "string").join(", ");
+	return item.type;
+}
+
+/** A run's messages, tool calls and changed files, in timeline order. */
+export function runDetails(
+	projection: ThreadProjection,
+	runId: string,
+): RunDetails {
+	const items = itemsOfRun(projection, runId);
+	let messages = projection.messages
+		.filter((m) => m.runId === runId && m.streaming !== true)
+		.map((m) => ({ role: m.role, text: m.text }));
+	if (messages.length === 0) {
+		messages = items
+			.filter(
+				(i) =>
+					(i.type === "user_message" || i.type === "assistant_message") &&
+					i.streaming !== true,
+			)
+			.map((i) => ({
+				role: i.type === "user_message" ? "user" : "assistant",
+				text: i.text ?? "",
+			}));
+	}
+	const tools = items
+		.filter((i) => TOOL_TYPES.has(i.type))
+		.map((i) => ({
+			kind: i.type,
+			title: toolTitle(i),
+			status: i.status ?? "unknown",
+			exit_code: typeof i.exitCode === "number" ? i.exitCode : null,
+		}));
+	const files = new Map<string, string>();
+	for (const item of items) {
+		if (item.type === "file_change" && typeof item.fileName === "string") {
+			files.set(
+				item.fileName,
+				typeof item.kind === "string" ? item.kind : "modified",
+			);
+		} else if (item.type === "checkpoint") {
+			for (const f of item.files ?? []) {
+				if (typeof f.path === "string") files.set(f.path, f.kind ?? "modified");
+			}
+		}
+	}
+	return {
+		messages,
+		tools,
+		files: [...files].map(([path, change]) => ({ path, change })),
+	};
+}
+
+export const TRUNCATION_MARKER = "…[truncated]";
+
+/** Cut `text` to at most `maxChars` characters, ending with a visible marker when cut. */
+export function capText(text: string, maxChars: number): string {
+	if (text.length <= maxChars) return text;
+	const keep = Math.max(0, maxChars - TRUNCATION_MARKER.length);
+	return `${text.slice(0, keep)}${TRUNCATION_MARKER}`;
+}

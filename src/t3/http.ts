@@ -1,0 +1,226 @@
+/**
+ * The T3 HTTP surface the connector reads (PROTOCOL.md §1, §2.5, §3): descriptor, auth
+ * session, websocket ticket, shell and thread snapshots. Every failure becomes a T3Error
+ * whose message names the URL and the cause but never the token.
+ */
+import {
+	decodeAuthSession,
+	decodeDescriptor,
+	decodeShellSnapshot,
+	decodeThreadDetail,
+	decodeTicket,
+} from "./decode.ts";
+import { T3Error } from "./machine-api.ts";
+import type {
+	AuthSession,
+	EnvironmentDescriptor,
+	ShellSnapshot,
+	ThreadDetail,
+} from "./model.ts";
+
+export type FetchLike = (
+	url: string | URL,
+	init?: RequestInit,
+) => Promise<Response>;
+
+export interface T3HttpOptions {
+	/** http(s) origin, no trailing slash. */
+	url: string;
+	token: string | undefined;
+	fetch?: FetchLike;
+	timeoutMs?: number;
+}
+
+export interface T3Http {
+	descriptor(): Promise<EnvironmentDescriptor>;
+	authSession(): Promise<AuthSession>;
+	websocketTicket(): Promise<{ ticket: string; expiresAt: string | null }>;
+	shell(): Promise<ShellSnapshot>;
+	thread(threadId: string): Promise<ThreadDetail>;
+}
+
+const PROTOCOL_HEADER = "x-t3-orchestration-protocol";
+
+function causeText(err: unknown): string {
+	if (err instanceof Error) {
+		const code = (err as { code?: unknown }).code;
+		return typeof code === "string" && !err.message.includes(code)
+			? `${err.message} (${code})`
+			: err.message;
+	}
+	return String(err);
+}
+
+function isTimeout(err: unknown): boolean {
+	return (
+		err instanceof Error &&
+		(err.name === "TimeoutError" || err.name === "AbortError")
+	);
+}
+
+/** A short, token-free description of an error body (`_tag`, `reason`, `requiredScope`). */
+function bodySummary(body: unknown): string {
+	if (typeof body !== "object" || body === null) return "";
+	const b = body as Record<string, unknown>;
+	const parts = [
+		b._tag,
+		b.code,
+		b.reason,
+		b.requiredScope ? `requires ${b.requiredScope}` : undefined,
+		b.message,
+	]
+		.filter((p): p is string => typeof p === "string" && p.length > 0)
+		.map((p) => p.slice(0, 200));
+	return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+
+export function createT3Http(options: T3HttpOptions): T3Http {
+	const base = options.url.replace(/\/+$/, "");
+	const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+	const timeoutMs = options.timeoutMs ?? 15_000;
+
+	async function call(
+		method: "GET" | "POST",
+		path: string,
+		opts: { auth: boolean; orchestration?: boolean },
+	): Promise<unknown> {
+		const url = `${base}${path}`;
+		const headers: Record<string, string> = { accept: "application/json" };
+		if (opts.auth && options.token)
+			headers.authorization = `Bearer ${options.token}`;
+		if (opts.orchestration) headers[PROTOCOL_HEADER] = "2";
+		let res: Response;
+		try {
+			res = await doFetch(url, {
+				method,
+				headers,
+				signal: AbortSignal.timeout(timeoutMs),
+			});
+		} catch (err) {
+			if (isTimeout(err)) {
+				throw new T3Error(
+					"TIMEOUT",
+					`${method} ${url} timed out after ${timeoutMs} ms`,
+				);
+			}
+			throw new T3Error(
+				"UNREACHABLE",
+				`cannot reach ${url}: ${causeText(err)}`,
+			);
+		}
+		let text: string;
+		try {
+			text = await res.text();
+		} catch (err) {
+			if (isTimeout(err))
+				throw new T3Error(
+					"TIMEOUT",
+					`${method} ${url} timed out after ${timeoutMs} ms`,
+				);
+			throw new T3Error(
+				"UNREACHABLE",
+				`reading ${url} failed: ${causeText(err)}`,
+			);
+		}
+		let body: unknown;
+		let parsed = true;
+		try {
+			body = text.length > 0 ? JSON.parse(text) : undefined;
+		} catch {
+			parsed = false;
+		}
+		const status = res.status;
+		if (status === 401) {
+			throw new T3Error(
+				"UNAUTHORIZED",
+				`${url} rejected the token (401)${bodySummary(body)}`,
+				{ status, raw: body },
+			);
+		}
+		if (status === 403) {
+			throw new T3Error(
+				"FORBIDDEN",
+				`${url} refused: insufficient scope (403)${bodySummary(body)}`,
+				{
+					status,
+					raw: body,
+				},
+			);
+		}
+		if (status === 404) {
+			throw new T3Error(
+				"NOT_FOUND",
+				`${url} not found (404)${bodySummary(body)}`,
+				{ status, raw: body },
+			);
+		}
+		if (status === 426) {
+			throw new T3Error(
+				"INCOMPATIBLE",
+				`${url} needs another orchestration protocol (426)${bodySummary(body)}`,
+				{
+					status,
+					raw: body,
+				},
+			);
+		}
+		if (status >= 500) {
+			const detail = parsed
+				? bodySummary(body)
+				: text
+					? ` (${text.slice(0, 200)})`
+					: "";
+			throw new T3Error(
+				"SERVER_ERROR",
+				`${url} failed with ${status}${detail}`,
+				{ status, raw: body },
+			);
+		}
+		if (status < 200 || status >= 300) {
+			throw new T3Error(
+				"BAD_RESPONSE",
+				`${url} answered ${status}${bodySummary(body)}`,
+				{ status, raw: body },
+			);
+		}
+		if (!parsed || body === undefined) {
+			throw new T3Error(
+				"BAD_RESPONSE",
+				`${url} did not answer JSON (status ${status})`,
+				{ status },
+			);
+		}
+		return body;
+	}
+
+	return {
+		descriptor: async () =>
+			decodeDescriptor(
+				await call("GET", "/.well-known/t3/environment", { auth: false }),
+			),
+		authSession: async () =>
+			decodeAuthSession(await call("GET", "/api/auth/session", { auth: true })),
+		websocketTicket: async () =>
+			decodeTicket(
+				await call("POST", "/api/auth/websocket-ticket", { auth: true }),
+			),
+		shell: async () =>
+			decodeShellSnapshot(
+				await call("GET", "/api/orchestration/shell", {
+					auth: true,
+					orchestration: true,
+				}),
+			),
+		thread: async (threadId) =>
+			decodeThreadDetail(
+				await call(
+					"GET",
+					`/api/orchestration/threads/${encodeURIComponent(threadId)}`,
+					{
+						auth: true,
+						orchestration: true,
+					},
+				),
+			),
+	};
+}

@@ -1,0 +1,516 @@
+/**
+ * One T3 server as the rest of the connector sees it (machine-api.ts): the connect
+ * sequence of PROTOCOL.md §0.3, a live `subscribeShell` mirror with resume by sequence
+ * (§8.2), reconnect with capped exponential backoff, and commands re-sent with the same
+ * commandId after a transport failure (§6.1). Reads go over HTTP, commands over the socket.
+ */
+import type { MachineConfig } from "../config/types.ts";
+import type { Logger } from "../util/log.ts";
+import {
+	createUnknownKindReporter,
+	decodeLaunchResult,
+	decodeShellStreamItem,
+} from "./decode.ts";
+import { createT3Http, type FetchLike } from "./http.ts";
+import {
+	type Machine,
+	type MachineState,
+	type MachineStatus,
+	type ShellChange,
+	T3Error,
+} from "./machine-api.ts";
+import type {
+	LaunchThreadResult,
+	ProjectShell,
+	ShellStreamItem,
+	ThreadShell,
+} from "./model.ts";
+import {
+	connectRpc,
+	type RpcClient,
+	type WebSocketCtor,
+} from "./rpc-client.ts";
+
+export interface MachineDeps {
+	log: Logger;
+	fetch?: FetchLike;
+	WebSocket?: WebSocketCtor;
+	now?: () => number;
+	random?: () => number;
+	backoff?: { initialMs: number; maxMs: number; resetAfterMs: number };
+	/** Heartbeat of the shell socket (rpc-client.ts). */
+	pingIntervalMs?: number;
+	pongTimeoutMs?: number;
+	httpTimeoutMs?: number;
+	/** How long dispatch/launchThread keep re-sending the same command after transport failures. */
+	commandRetryMs?: number;
+	/** Timeout of one RPC attempt. */
+	requestTimeoutMs?: number;
+	/** How long the shell subscription may take to reach `synchronized` before we reconnect. */
+	syncTimeoutMs?: number;
+	/**
+	 * Treat a descriptor without `orchestrationProtocolVersion` as protocol 2. Only for the
+	 * pre-release servers of OBSERVED.md §6.1, which speak V2 without advertising it.
+	 */
+	assumeProtocol2?: boolean;
+}
+
+const REQUIRED_SCOPES = [
+	"orchestration:read",
+	"orchestration:operate",
+] as const;
+const DEFAULT_BACKOFF = {
+	initialMs: 1_000,
+	maxMs: 60_000,
+	resetAfterMs: 60_000,
+};
+
+export function createMachine(
+	config: MachineConfig,
+	deps: MachineDeps,
+): Machine {
+	const log = deps.log.child({ machine: config.name });
+	const now = deps.now ?? Date.now;
+	const random = deps.random ?? Math.random;
+	const backoff = deps.backoff ?? DEFAULT_BACKOFF;
+	const commandRetryMs = deps.commandRetryMs ?? 30_000;
+	const requestTimeoutMs = deps.requestTimeoutMs ?? 15_000;
+	const syncTimeoutMs = deps.syncTimeoutMs ?? 30_000;
+	const base = config.url.replace(/\/+$/, "");
+	const label = `T3 machine "${config.name}" (${base})`;
+	const http = createT3Http({
+		url: base,
+		token: config.token,
+		...(deps.fetch ? { fetch: deps.fetch } : {}),
+		...(deps.httpTimeoutMs !== undefined
+			? { timeoutMs: deps.httpTimeoutMs }
+			: {}),
+	});
+	const reportUnknown = createUnknownKindReporter(log, "shell stream item");
+
+	let status: MachineStatus = {
+		state: "offline",
+		reason: `${label} is not started`,
+		serverVersion: null,
+		lastEventAt: null,
+	};
+	const projects = new Map<string, ProjectShell>();
+	const threads = new Map<string, ThreadShell>();
+	let lastSeq = 0;
+	let haveState = false;
+	const listeners = new Set<(change: ShellChange) => void>();
+	const stateWaiters = new Set<() => void>();
+
+	let running = false;
+	let generation = 0;
+	let rpc: RpcClient | null = null;
+	let attempt = 0;
+	let onlineSince: number | null = null;
+	let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+	let syncTimer: ReturnType<typeof setTimeout> | undefined;
+
+	function emit(change: ShellChange): void {
+		for (const listener of [...listeners]) {
+			try {
+				listener(change);
+			} catch (err) {
+				log.error("shell change listener threw", { err });
+			}
+		}
+	}
+
+	function setState(state: MachineState, reason: string | null): void {
+		if (status.state === state && status.reason === reason) return;
+		status = { ...status, state, reason };
+		if (state === "online") onlineSince = now();
+		log.info("machine state", { state, reason });
+		emit({ kind: "state", status: { ...status } });
+		for (const wake of [...stateWaiters]) wake();
+	}
+
+	/** Waits for the next state transition (or the timeout); resolves false on timeout. */
+	function nextState(timeoutMs: number): Promise<boolean> {
+		return new Promise((resolve) => {
+			const wake = () => {
+				clearTimeout(timer);
+				stateWaiters.delete(wake);
+				resolve(true);
+			};
+			const timer = setTimeout(
+				() => {
+					stateWaiters.delete(wake);
+					resolve(false);
+				},
+				Math.max(0, timeoutMs),
+			);
+			stateWaiters.add(wake);
+		});
+	}
+
+	function terminalError(): T3Error | null {
+		if (status.state === "unauthorized")
+			return new T3Error(
+				"UNAUTHORIZED",
+				status.reason ?? `${label}: unauthorized`,
+			);
+		if (status.state === "incompatible")
+			return new T3Error(
+				"INCOMPATIBLE",
+				status.reason ?? `${label}: incompatible`,
+			);
+		return null;
+	}
+
+	function backoffDelay(): number {
+		const raw = Math.min(backoff.maxMs, backoff.initialMs * 2 ** attempt);
+		attempt += 1;
+		// Half fixed, half random: spreads reconnect storms without ever waiting ~0.
+		return Math.round(raw / 2 + (random() * raw) / 2);
+	}
+
+	function scheduleConnect(delayMs: number): void {
+		if (!running) return;
+		if (reconnectTimer) clearTimeout(reconnectTimer);
+		log.debug("reconnect scheduled", { delayMs });
+		reconnectTimer = setTimeout(() => {
+			reconnectTimer = undefined;
+			void connect();
+		}, delayMs);
+	}
+
+	function dropConnection(reason: string): void {
+		if (syncTimer) clearTimeout(syncTimer);
+		syncTimer = undefined;
+		const client = rpc;
+		rpc = null;
+		client?.close();
+		if (!running) return;
+		if (onlineSince !== null && now() - onlineSince >= backoff.resetAfterMs)
+			attempt = 0;
+		onlineSince = null;
+		setState("offline", `${label} is offline: ${reason}`);
+		scheduleConnect(backoffDelay());
+	}
+
+	async function connect(): Promise<void> {
+		if (!running) return;
+		const gen = ++generation;
+		const stale = () => gen !== generation || !running;
+		setState("connecting", status.reason);
+		try {
+			const descriptor = await http.descriptor();
+			if (stale()) return;
+			status = { ...status, serverVersion: descriptor.serverVersion ?? null };
+			const version = descriptor.orchestrationProtocolVersion;
+			if (version !== 2 && !(version === undefined && deps.assumeProtocol2)) {
+				const reported = descriptor.serverVersion ?? "an unknown version";
+				const proto =
+					version === undefined
+						? "no orchestration protocol version (protocol 1)"
+						: `orchestration protocol ${version}`;
+				setState(
+					"incompatible",
+					`${label} runs T3 Code ${reported} with ${proto}; T3 Code 0.1.0 or later (orchestration protocol 2) is required`,
+				);
+				// An upgrade may happen while we run: look again, slowly.
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			if (config.token === undefined) {
+				setState(
+					"unauthorized",
+					`${label}: no token: environment variable ${config.tokenEnv} is not set`,
+				);
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			const session = await http.authSession();
+			if (stale()) return;
+			if (!session.authenticated) {
+				setState("unauthorized", `${label}: token rejected by ${base}`);
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			const scopes = new Set(session.scopes ?? []);
+			const missing = REQUIRED_SCOPES.filter((s) => !scopes.has(s));
+			if (missing.length > 0) {
+				setState(
+					"unauthorized",
+					`${label}: token lacks scope ${missing.join(", ")}`,
+				);
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			// Tickets are short-lived and may be single-use: a fresh one per connect (§2.4).
+			const { ticket } = await http.websocketTicket();
+			if (stale()) return;
+			const wsUrl = `${base.replace(/^http/, "ws")}/ws?wsTicket=${encodeURIComponent(ticket)}&orchestrationProtocol=2`;
+			const client = await connectRpc({
+				url: wsUrl,
+				log,
+				...(deps.WebSocket ? { WebSocket: deps.WebSocket } : {}),
+				...(deps.pingIntervalMs !== undefined
+					? { pingIntervalMs: deps.pingIntervalMs }
+					: {}),
+				...(deps.pongTimeoutMs !== undefined
+					? { pongTimeoutMs: deps.pongTimeoutMs }
+					: {}),
+				now,
+			});
+			if (stale()) {
+				client.close();
+				return;
+			}
+			rpc = client;
+			client.onClose((reason) => {
+				if (rpc === client) dropConnection(reason);
+			});
+			subscribe(client);
+		} catch (err) {
+			if (stale()) return;
+			const t3 =
+				err instanceof T3Error ? err : new T3Error("UNREACHABLE", String(err));
+			if (t3.code === "UNAUTHORIZED" || t3.code === "FORBIDDEN") {
+				setState("unauthorized", `${label}: ${t3.message}`);
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			if (t3.code === "INCOMPATIBLE") {
+				setState("incompatible", `${label}: ${t3.message}`);
+				scheduleConnect(backoff.maxMs);
+				return;
+			}
+			dropConnection(t3.message);
+		}
+	}
+
+	function subscribe(client: RpcClient): void {
+		const payload: Record<string, unknown> = { requestCompletionMarker: true };
+		if (haveState) payload.afterSequence = lastSeq;
+		syncTimer = setTimeout(() => {
+			if (rpc === client)
+				dropConnection(`shell not synchronized within ${syncTimeoutMs} ms`);
+		}, syncTimeoutMs);
+		client.stream(
+			"orchestration.subscribeShell",
+			payload,
+			(raw) => {
+				if (rpc !== client) return;
+				apply(decodeShellStreamItem(raw, reportUnknown));
+			},
+			(end) => {
+				if (rpc !== client || (end.ok === false && end.kind === "disconnected"))
+					return;
+				const why = end.ok
+					? "the server ended the shell subscription"
+					: `shell subscription failed (${end.kind === "fail" ? end.message : end.kind === "die" ? end.defect : "interrupted"})`;
+				dropConnection(why);
+			},
+		);
+	}
+
+	function upsertThread(thread: ThreadShell, sequence: number): void {
+		const previous = threads.get(thread.id);
+		threads.set(thread.id, thread);
+		emit({ kind: "thread", thread, sequence, previous });
+	}
+
+	function removeThread(threadId: string, sequence: number): void {
+		const previous = threads.get(threadId);
+		if (!previous) return;
+		threads.delete(threadId);
+		emit({ kind: "thread.removed", threadId, sequence, previous });
+	}
+
+	function apply(item: ShellStreamItem): void {
+		if (item.kind === "unknown") return;
+		status = { ...status, lastEventAt: now() };
+		switch (item.kind) {
+			case "snapshot": {
+				const snap = item.snapshot;
+				if (item.resolvedRepositoryIdentityRoots) {
+					// Metadata-only refresh: re-enriched projects; its empty thread list means nothing.
+					for (const p of snap.projects) projects.set(p.id, p);
+					return;
+				}
+				const seq = snap.snapshotSequence;
+				const incoming = new Map(snap.threads.map((t) => [t.id, t]));
+				for (const id of [...threads.keys()])
+					if (!incoming.has(id)) removeThread(id, seq);
+				for (const thread of incoming.values()) {
+					const previous = threads.get(thread.id);
+					if (previous && JSON.stringify(previous) === JSON.stringify(thread))
+						continue;
+					upsertThread(thread, seq);
+				}
+				projects.clear();
+				for (const p of snap.projects) projects.set(p.id, p);
+				// Authoritative: even a lower sequence wins (the server's store may have been reset).
+				lastSeq = seq;
+				haveState = true;
+				emit({ kind: "snapshot", sequence: seq });
+				return;
+			}
+			case "synchronized":
+				if (syncTimer) clearTimeout(syncTimer);
+				syncTimer = undefined;
+				setState("online", null);
+				emit({ kind: "synchronized", sequence: lastSeq });
+				return;
+			default:
+				break;
+		}
+		// Sequence-bearing deltas: replays overlap, drop what we already applied (§8.1).
+		if (item.sequence <= lastSeq) return;
+		lastSeq = item.sequence;
+		switch (item.kind) {
+			case "project.updated":
+				projects.set(item.project.id, item.project);
+				return;
+			case "project.removed":
+				projects.delete(item.projectId);
+				return;
+			case "thread.updated":
+				// Pre-release servers announce archiving as an update in the archive (OBSERVED §6.6 #30).
+				if (item.location !== "active")
+					removeThread(item.thread.id, item.sequence);
+				else upsertThread(item.thread, item.sequence);
+				return;
+			case "thread.removed":
+				removeThread(item.threadId, item.sequence);
+				return;
+		}
+	}
+
+	/** The socket to send a command on, once the machine is online (bounded by `timeoutMs`). */
+	async function onlineClient(deadline: number): Promise<RpcClient> {
+		for (;;) {
+			const terminal = terminalError();
+			if (terminal) throw terminal;
+			if (status.state === "online" && rpc?.isOpen()) return rpc;
+			const remaining = deadline - now();
+			if (remaining <= 0) {
+				throw new T3Error(
+					"UNREACHABLE",
+					status.reason ?? `${label} is not online`,
+				);
+			}
+			await nextState(remaining);
+		}
+	}
+
+	/** Send one command, re-sending the identical payload after transport failures (§6.1). */
+	async function sendCommand(tag: string, payload: unknown): Promise<unknown> {
+		const deadline = now() + commandRetryMs;
+		let lastError: T3Error | undefined;
+		for (;;) {
+			let client: RpcClient;
+			try {
+				client = await onlineClient(deadline);
+			} catch (err) {
+				throw lastError && err instanceof T3Error && err.code === "UNREACHABLE"
+					? lastError
+					: err;
+			}
+			const remaining = Math.max(
+				1,
+				Math.min(requestTimeoutMs, deadline - now()),
+			);
+			try {
+				return await client.request(tag, payload, { timeoutMs: remaining });
+			} catch (err) {
+				if (
+					err instanceof T3Error &&
+					(err.code === "DISCONNECTED" || err.code === "TIMEOUT")
+				) {
+					lastError = err;
+					log.warn("command uncertain, will re-send the same command", {
+						tag,
+						code: err.code,
+					});
+					if (now() >= deadline) throw err;
+					// After a drop, onlineClient() waits for the reconnect before the re-send.
+					continue;
+				}
+				throw err;
+			}
+		}
+	}
+
+	const machine: Machine = {
+		name: config.name,
+		url: base,
+		status: () => ({ ...status }),
+		projects: () => [...projects.values()],
+		threads: () => [...threads.values()],
+		thread: (id) => threads.get(id),
+		sequence: () => lastSeq,
+		onChange(listener) {
+			listeners.add(listener);
+			return () => listeners.delete(listener);
+		},
+		async ready(timeoutMs = 30_000) {
+			const deadline = now() + timeoutMs;
+			for (;;) {
+				if (status.state === "online") return;
+				const terminal = terminalError();
+				if (terminal) throw terminal;
+				const remaining = deadline - now();
+				if (remaining <= 0) {
+					throw new T3Error(
+						"TIMEOUT",
+						`${status.reason ?? `${label} is not online`} (waited ${timeoutMs} ms)`,
+					);
+				}
+				await nextState(remaining);
+			}
+		},
+		start() {
+			if (running) return;
+			running = true;
+			attempt = 0;
+			void connect();
+		},
+		async stop() {
+			running = false;
+			generation += 1;
+			if (reconnectTimer) clearTimeout(reconnectTimer);
+			reconnectTimer = undefined;
+			if (syncTimer) clearTimeout(syncTimer);
+			syncTimer = undefined;
+			const client = rpc;
+			rpc = null;
+			client?.close();
+			setState("offline", `${label} is stopped`);
+		},
+		getThread: (threadId) => http.thread(threadId),
+		async dispatch(command) {
+			const value = await sendCommand("orchestration.dispatchCommand", command);
+			const seq = (value as { sequence?: unknown } | null)?.sequence;
+			if (typeof seq !== "number") {
+				throw new T3Error(
+					"BAD_RESPONSE",
+					`${label}: dispatchCommand answered without a sequence`,
+					{ raw: value },
+				);
+			}
+			return { sequence: seq };
+		},
+		async launchThread(input): Promise<LaunchThreadResult> {
+			return decodeLaunchResult(
+				await sendCommand("orchestration.launchThread", input),
+			);
+		},
+		async serverConfig() {
+			const value = await sendCommand("server.getConfig", {});
+			if (typeof value !== "object" || value === null) {
+				throw new T3Error(
+					"BAD_RESPONSE",
+					`${label}: server.getConfig answered ${typeof value}`,
+				);
+			}
+			return value as Record<string, unknown>;
+		},
+	};
+	return machine;
+}

@@ -1,0 +1,98 @@
+/**
+ * `t3_answer`: validates answers against the request that is really pending, then sends
+ * `runtime-request.respond`. Labels are mapped to option values where the server gives them.
+ */
+import { ToolFailure } from "../mcp/result.ts";
+import { pendingQuestion, questionOptionValue } from "../t3/derive.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { locateThread, readDetail } from "./locate.ts";
+
+export type AnswerValue = string | string[];
+
+export interface AnswerArgs {
+	thread_id: string;
+	answers?: Record<string, AnswerValue>;
+	decision?: "accept" | "decline";
+}
+
+/** Requests we already answered, so a second answer is refused clearly even before T3's shell catches up. */
+const answered = new Set<string>();
+
+export async function answer(deps: ThreadDeps, args: AnswerArgs) {
+	const located = await locateThread(deps, args.thread_id);
+	const { projection } = await readDetail(located, true);
+	const shell = located.shell ?? projection.thread;
+	const question = pendingQuestion(projection, shell.pendingRuntimeRequest ?? null);
+	if (!question || answered.has(question.request_id)) {
+		throw new ToolFailure(
+			question
+				? `Request ${question.request_id} on thread "${args.thread_id}" was already answered. Call t3_wait to follow the run.`
+				: `Nothing is pending on thread "${args.thread_id}": no question or approval waits for an answer. Call t3_wait to follow the run.`,
+		);
+	}
+	const command: Record<string, unknown> & { type: string; commandId: string } = {
+		type: "runtime-request.respond",
+		commandId: deps.newId(),
+		threadId: args.thread_id,
+		requestId: question.request_id,
+	};
+	const custom: string[] = [];
+
+	if (question.kind === "approval") {
+		if (args.answers !== undefined) {
+			throw new ToolFailure(
+				`answers: the pending request is an approval ("${question.prompt}"); answer it with decision: "accept" or "decline", not answers.`,
+			);
+		}
+		if (args.decision === undefined) {
+			throw new ToolFailure(`decision: required for the pending approval ("${question.prompt}"): "accept" or "decline".`);
+		}
+		command.decision = args.decision;
+	} else {
+		if (args.decision !== undefined) {
+			throw new ToolFailure(
+				`decision: the pending request is a question, not an approval; answer it with answers: {${question.questions.map((q) => `"${q.id}": <label>`).join(", ")}}.`,
+			);
+		}
+		const given = args.answers ?? {};
+		const ids = question.questions.map((q) => q.id);
+		const describe = () =>
+			question.questions
+				.map((q) => `"${q.id}" (${q.text}; options: ${q.options.map((o) => `"${o}"`).join(", ")}${q.multi_select ? "; several allowed" : ""})`)
+				.join("; ");
+		for (const id of Object.keys(given)) {
+			if (!ids.includes(id)) {
+				throw new ToolFailure(`answers: unknown question id "${id}". Questions: ${describe()}.`);
+			}
+		}
+		const wire: Record<string, string | string[]> = {};
+		for (const q of question.questions) {
+			const value = given[q.id];
+			if (value === undefined) {
+				throw new ToolFailure(`answers: missing an answer for question "${q.id}". Questions: ${describe()}.`);
+			}
+			if (Array.isArray(value) && !q.multi_select) {
+				throw new ToolFailure(
+					`answers.${q.id}: this question takes one answer, not a list. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
+				);
+			}
+			const labels = Array.isArray(value) ? value : [value];
+			const mapped = labels.map((label) => {
+				if (q.options.includes(label)) return questionOptionValue(projection, question.request_id, q.id, label);
+				if (!q.allow_custom) {
+					throw new ToolFailure(
+						`answers.${q.id}: "${label}" is not an option and this question allows no free text. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
+					);
+				}
+				if (!custom.includes(q.id)) custom.push(q.id);
+				return label;
+			});
+			wire[q.id] = Array.isArray(value) ? mapped : (mapped[0] as string);
+		}
+		command.answers = wire;
+	}
+
+	await located.entry.machine.dispatch(command);
+	answered.add(question.request_id);
+	return { thread_id: args.thread_id, request_id: question.request_id, status: "sent" as const, custom };
+}

@@ -1,0 +1,22 @@
+/** What the thread operations need, passed in so tests control time, ids and storage. */
+import type { ServerSettings } from "../config/types.ts";
+import type { Fleet } from "../fleet/fleet.ts";
+import type { Db } from "../store/db.ts";
+import type { DispatchStore } from "../store/dispatches.ts";
+import type { ThreadStore } from "../store/threads.ts";
+import type { Logger } from "../util/log.ts";
+
+export interface ThreadDeps {
+	fleet: Fleet;
+	db: Db;
+	threads: ThreadStore;
+	dispatches: DispatchStore;
+	settings: Pick<ServerSettings, "waitTimeoutS">;
+	log: Logger;
+	now: () => number;
+	newId: () => string;
+	/** How often `t3_wait` sends a progress notification (default 10 s). */
+	progressIntervalMs?: number;
+	/** Aborts on shutdown: waits in progress then return their current state at once. */
+	shutdown?: AbortSignal;
+}

@@ -1,0 +1,257 @@
+/**
+ * `t3_dispatch`: start a new thread (`orchestration.launchThread`) or a follow-up run in an
+ * existing one (`message.dispatch`), and return at once. Ids are minted once and stored with
+ * the exact command before it is sent, so every retry re-sends the same command.
+ */
+import { ToolFailure } from "../mcp/result.ts";
+import { findRunByMessageId, latestRun } from "../t3/derive.ts";
+import type { FleetMachine } from "../fleet/fleet.ts";
+import { T3Error } from "../t3/machine-api.ts";
+import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
+import type { DispatchRecord } from "../store/dispatches.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { locateThread, readDetail } from "./locate.ts";
+import { chooseModel, requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
+import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
+
+/** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
+export const PROMPT_LIMIT = 100_000;
+
+export interface DispatchArgs {
+	machine?: string;
+	project?: string;
+	prompt: string;
+	title?: string;
+	model?: string;
+	thread_id?: string;
+	watch?: boolean;
+	request_id?: string;
+}
+
+export type DispatchResult = {
+	thread_id: string;
+	machine: string;
+	project: ProjectRef;
+	run_id: string | null;
+	run_status: string;
+	queued: boolean;
+	watched: boolean;
+	origin: string | null;
+};
+
+export async function dispatch(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	origin: string | null,
+): Promise<DispatchResult> {
+	if (args.prompt.trim() === "") throw new ToolFailure("prompt: must not be empty.");
+	if (args.prompt.length > PROMPT_LIMIT) {
+		throw new ToolFailure(
+			`prompt: ${args.prompt.length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
+		);
+	}
+	if (args.request_id !== undefined) {
+		const earlier = deps.dispatches.byRequestId(args.request_id);
+		if (earlier) return replay(deps, earlier);
+	}
+	return args.thread_id === undefined
+		? launch(deps, args, origin)
+		: continueThread(deps, args, args.thread_id, origin);
+}
+
+async function launch(deps: ThreadDeps, args: DispatchArgs, origin: string | null) {
+	if (args.machine === undefined) {
+		throw new ToolFailure(
+			`machine: required to start a new thread (one of: ${deps.fleet.names().join(", ")}). Pass thread_id instead to continue an existing thread.`,
+		);
+	}
+	if (args.project === undefined) {
+		throw new ToolFailure("project: required to start a new thread (a project id, title or path; see t3_projects).");
+	}
+	const entry = resolveMachine(deps, args.machine);
+	await requireOnline(entry);
+	const project = resolveProject(deps, entry, args.project);
+	const modelSelection = chooseModel(entry, args.model, project, undefined);
+	if (!modelSelection) {
+		throw new ToolFailure(
+			`model: no model to use on machine "${entry.config.name}": pass model ("<providerInstance>/<model>") or set model in its config.`,
+		);
+	}
+	const threadId = deps.newId();
+	const messageId = deps.newId();
+	const title = args.title?.trim() || titleFromPrompt(args.prompt);
+	const input = {
+		commandId: deps.newId(),
+		creationSource: "mcp",
+		threadId,
+		projectId: project.id,
+		title,
+		modelSelection,
+		runtimeMode: "full-access",
+		interactionMode: "default",
+		workspaceStrategy: { type: "root" },
+		initialMessage: { messageId, text: args.prompt, attachments: [] },
+	};
+	const watched = args.watch ?? true;
+	const now = deps.now();
+	deps.db.transaction(() => {
+		deps.threads.upsert({ threadId, machine: entry.config.name, projectId: project.id, title, origin, watched, now });
+		deps.dispatches.insert({
+			command_id: input.commandId,
+			thread_id: threadId,
+			machine: entry.config.name,
+			kind: "launch",
+			message_id: messageId,
+			request_id: args.request_id ?? null,
+			origin,
+			payload: JSON.stringify(input),
+			created_at: now,
+		});
+	})();
+	const record = deps.dispatches.byMessageId(messageId) as DispatchRecord;
+	const projection = await send(deps, entry, record, true);
+	return finish(deps, entry, record, project, projection, watched);
+}
+
+async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: string, origin: string | null) {
+	const located = await locateThread(deps, threadId);
+	const { entry, project } = located;
+	if (args.machine !== undefined && args.machine !== entry.config.name) {
+		throw new ToolFailure(
+			`machine: thread "${threadId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing thread_id.`,
+		);
+	}
+	if (args.project !== undefined && ![project.id, project.title, project.workspaceRoot].includes(args.project)) {
+		throw new ToolFailure(
+			`project: thread "${threadId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing thread_id.`,
+		);
+	}
+	await requireOnline(entry);
+	const { projection } = await readDetail(located, true);
+	const thread = located.shell ?? projection.thread;
+	if (thread.runtimeMode !== undefined && thread.runtimeMode !== "full-access") {
+		await entry.machine.dispatch({
+			type: "thread.runtime-mode.set",
+			commandId: deps.newId(),
+			threadId,
+			runtimeMode: "full-access",
+		});
+	}
+	const messageId = deps.newId();
+	const command: Record<string, unknown> & { type: string; commandId: string } = {
+		type: "message.dispatch",
+		commandId: deps.newId(),
+		threadId,
+		messageId,
+		text: args.prompt,
+		attachments: [],
+		createdBy: "user",
+		creationSource: "mcp",
+		dispatchMode: { type: "start_immediately" },
+	};
+	if (args.model !== undefined) {
+		command.modelSelection = chooseModel(entry, args.model, project, thread.modelSelection);
+	}
+	const watched = args.watch ?? true;
+	const now = deps.now();
+	const known = deps.threads.get(threadId);
+	deps.db.transaction(() => {
+		deps.threads.upsert({
+			threadId,
+			machine: entry.config.name,
+			projectId: project.id,
+			title: thread.title,
+			origin,
+			watched,
+			now,
+		});
+		// Runs that finished before we first tracked this thread never produce events.
+		if (!known) deps.threads.setBaseline(threadId, latestRun(projection)?.ordinal ?? 0);
+		deps.dispatches.insert({
+			command_id: command.commandId,
+			thread_id: threadId,
+			machine: entry.config.name,
+			kind: "message",
+			message_id: messageId,
+			request_id: args.request_id ?? null,
+			origin,
+			payload: JSON.stringify(command),
+			created_at: now,
+		});
+	})();
+	const record = deps.dispatches.byMessageId(messageId) as DispatchRecord;
+	const after = await send(deps, entry, record, true);
+	return finish(deps, entry, record, project, after, watched);
+}
+
+/** A client retry with a known request_id: re-send the stored command if it was never confirmed. */
+async function replay(deps: ThreadDeps, record: DispatchRecord): Promise<DispatchResult> {
+	const entry = resolveMachine(deps, record.machine);
+	await requireOnline(entry);
+	const projection = await send(deps, entry, record, false);
+	const thread = deps.threads.get(record.thread_id);
+	const project =
+		deps.fleet.project(entry, projection.thread.projectId) ??
+		({ id: projection.thread.projectId, title: "", workspaceRoot: "", defaultModelSelection: null } as ProjectShell);
+	return finish(deps, entry, record, project, projection, thread ? thread.watched === 1 : true);
+}
+
+/**
+ * Sends the stored command (the machine re-sends it with the same commandId over transport
+ * failures) and returns the thread's projection afterwards. A definite rejection forgets the
+ * dispatch, so the client may retry with corrected arguments.
+ */
+async function send(
+	deps: ThreadDeps,
+	entry: FleetMachine,
+	record: DispatchRecord,
+	firstAttempt: boolean,
+): Promise<ThreadProjection> {
+	const payload = JSON.parse(record.payload) as Record<string, unknown> & { commandId: string; type: string };
+	try {
+		if (record.kind === "launch") {
+			const result = await entry.machine.launchThread(payload);
+			return result.projection;
+		}
+		await entry.machine.dispatch(payload);
+		return (await entry.machine.getThread(record.thread_id)).projection;
+	} catch (error) {
+		if (error instanceof T3Error && (error.code === "REJECTED" || error.code === "DEFECT")) {
+			if (firstAttempt) {
+				deps.db.transaction(() => {
+					deps.dispatches.remove(record.command_id);
+					if (record.kind === "launch") deps.threads.remove(record.thread_id);
+				})();
+			}
+			throw new ToolFailure(`Machine "${entry.config.name}" refused the dispatch: ${error.message}`);
+		}
+		if (error instanceof T3Error) {
+			throw new ToolFailure(
+				`Machine "${entry.config.name}" did not confirm the dispatch (${error.message}). It may still run: call t3_dispatch again with the same request_id to re-send the same command safely, or check t3_thread "${record.thread_id}".`,
+			);
+		}
+		throw error;
+	}
+}
+
+function finish(
+	deps: ThreadDeps,
+	entry: FleetMachine,
+	record: DispatchRecord,
+	project: ProjectShell,
+	projection: ThreadProjection,
+	watched: boolean,
+): DispatchResult {
+	const run = findRunByMessageId(projection, record.message_id);
+	if (run) deps.dispatches.setRun(record.command_id, run.id, run.status, run.status === "queued");
+	return {
+		thread_id: record.thread_id,
+		machine: entry.config.name,
+		project: projectRef(project),
+		run_id: run?.id ?? null,
+		run_status: run?.status ?? "pending",
+		queued: run?.status === "queued",
+		watched,
+		origin: record.origin,
+	};
+}

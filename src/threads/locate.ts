@@ -1,0 +1,76 @@
+/**
+ * Finds a thread on whichever machine has it: first the in-memory shells, then (for a thread
+ * we track but the shell no longer lists, e.g. archived) the machine's HTTP thread route.
+ * Threads of projects outside the allowlist are reported exactly like unknown ones.
+ */
+import { ToolFailure } from "../mcp/result.ts";
+import type { FleetMachine } from "../fleet/fleet.ts";
+import { T3Error } from "../t3/machine-api.ts";
+import type { ProjectShell, ThreadDetail, ThreadShell } from "../t3/model.ts";
+import type { ThreadDeps } from "./deps.ts";
+
+export interface LocatedThread {
+	entry: FleetMachine;
+	threadId: string;
+	/** The live shell entry; undefined when the thread was found over HTTP only. */
+	shell: ThreadShell | undefined;
+	project: ProjectShell;
+	/** Present when the lookup already read the full thread. */
+	detail?: ThreadDetail;
+}
+
+const READY_WAIT_MS = 5_000;
+
+export function notFound(deps: ThreadDeps, threadId: string): ToolFailure {
+	const down = deps.fleet
+		.list()
+		.filter((e) => e.machine.status().state !== "online")
+		.map((e) => `${e.config.name} (${e.machine.status().state})`);
+	const hint = down.length
+		? ` Not reachable right now: ${down.join(", ")}; the thread may be there.`
+		: "";
+	return new ToolFailure(
+		`Thread "${threadId}" was not found on any machine.${hint} Call t3_watch with no arguments to list the threads this connector tracks.`,
+	);
+}
+
+/** Waits (bounded) for machines still connecting, so a call right after start-up sees their shells. */
+async function settleConnecting(deps: ThreadDeps): Promise<void> {
+	const connecting = deps.fleet.list().filter((e) => e.machine.status().state === "connecting");
+	await Promise.all(connecting.map((e) => e.machine.ready(READY_WAIT_MS).catch(() => {})));
+}
+
+export async function locateThread(deps: ThreadDeps, threadId: string): Promise<LocatedThread> {
+	let found = deps.fleet.locate(threadId);
+	if (!found) {
+		await settleConnecting(deps);
+		found = deps.fleet.locate(threadId);
+	}
+	if (found) {
+		return { entry: found.entry, threadId, shell: found.thread, project: found.project };
+	}
+	const record = deps.threads.get(threadId);
+	const candidates = record
+		? [deps.fleet.get(record.machine)].filter((e): e is FleetMachine => e !== undefined)
+		: deps.fleet.list();
+	for (const entry of candidates) {
+		if (entry.machine.status().state !== "online") continue;
+		try {
+			const detail = await entry.machine.getThread(threadId);
+			const project = deps.fleet.project(entry, detail.projection.thread.projectId);
+			if (!project) continue;
+			return { entry, threadId, shell: entry.machine.thread(threadId), project, detail };
+		} catch (error) {
+			if (error instanceof T3Error && error.code === "NOT_FOUND") continue;
+			throw error;
+		}
+	}
+	throw notFound(deps, threadId);
+}
+
+/** Reads the full thread, reusing what the lookup already fetched. */
+export async function readDetail(located: LocatedThread, fresh = false): Promise<ThreadDetail> {
+	if (located.detail && !fresh) return located.detail;
+	located.detail = await located.entry.machine.getThread(located.threadId);
+	return located.detail;
+}

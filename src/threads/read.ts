@@ -1,0 +1,65 @@
+/** `t3_thread`: one thread's state, latest run and the last runs' messages, tools and files. */
+import { capText, pendingQuestion, runDetails, runError } from "../t3/derive.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { locateThread, readDetail } from "./locate.ts";
+import { projectRef } from "./shapes.ts";
+
+/** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
+const RESULT_BUDGET_CHARS = 60_000;
+const TEXT_CAPS = [8_000, 2_000, 500];
+
+export async function readThread(deps: ThreadDeps, threadId: string, turns: number) {
+	const located = await locateThread(deps, threadId);
+	const { projection } = await readDetail(located);
+	const thread = located.shell ?? projection.thread;
+	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
+	const latest = runs.at(-1) ?? null;
+	const session = projection.providerSessions.at(-1);
+	const record = deps.threads.get(threadId);
+	const selection = thread.modelSelection ?? latest?.modelSelection ?? null;
+
+	const build = (cap: number) => ({
+		thread_id: threadId,
+		machine: located.entry.config.name,
+		project: projectRef(located.project),
+		title: thread.title,
+		status: thread.status ?? (latest ? latest.status : "idle"),
+		session: {
+			provider: thread.providerInstanceId ?? selection?.instanceId ?? null,
+			model: selection?.model ?? session?.model ?? null,
+			status: session?.status ?? null,
+		},
+		latest_run: latest
+			? {
+					id: latest.id,
+					ordinal: latest.ordinal,
+					status: latest.status,
+					requested_at: latest.requestedAt,
+					started_at: latest.startedAt,
+					completed_at: latest.completedAt,
+					error: runError(projection, latest.id),
+				}
+			: null,
+		runs: runs.slice(-turns).map((run) => {
+			const details = runDetails(projection, run.id);
+			return {
+				id: run.id,
+				ordinal: run.ordinal,
+				status: run.status,
+				messages: details.messages.map((m) => ({ role: m.role, text: capText(m.text, cap) })),
+				tools: details.tools.map((t) => ({ ...t, title: t.title === null ? null : capText(t.title, 300) })),
+				files: details.files,
+			};
+		}),
+		question: pendingQuestion(projection, thread.pendingRuntimeRequest ?? null),
+		watched: record ? record.watched === 1 : false,
+		origin: record?.origin ?? null,
+	});
+
+	let result = build(TEXT_CAPS[0] as number);
+	for (const cap of TEXT_CAPS.slice(1)) {
+		if (JSON.stringify(result).length <= RESULT_BUDGET_CHARS) break;
+		result = build(cap);
+	}
+	return result;
+}

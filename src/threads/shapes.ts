@@ -1,0 +1,23 @@
+/** Conversions from T3 read models to the result shapes of CONTRACT.md "Tools". */
+import type { ModelSelection, ProjectShell } from "../t3/model.ts";
+
+export interface ProjectRef {
+	id: string;
+	title: string;
+	path: string;
+}
+
+export function projectRef(project: ProjectShell): ProjectRef {
+	return { id: project.id, title: project.title, path: project.workspaceRoot };
+}
+
+export function modelName(selection: ModelSelection | null | undefined): string | null {
+	return selection ? `${selection.instanceId}/${selection.model}` : null;
+}
+
+/** A short thread title derived from the prompt: its first line, at most 60 characters. */
+export function titleFromPrompt(prompt: string): string {
+	const line = prompt.trim().split("\n")[0]?.trim() ?? "";
+	if (line.length <= 60) return line || "t3code-mcp thread";
+	return `${line.slice(0, 59).trimEnd()}…`;
+}

@@ -1,0 +1,19 @@
+/** Every MCP tool this server offers, in the order clients list them. */
+import { t3Machines } from "./machines/t3-machines.ts";
+import { t3Projects } from "./machines/t3-projects.ts";
+import { t3Answer } from "./threads/t3-answer.ts";
+import { t3Dispatch } from "./threads/t3-dispatch.ts";
+import { t3Interrupt } from "./threads/t3-interrupt.ts";
+import { t3Thread } from "./threads/t3-thread.ts";
+import { t3Wait } from "./threads/t3-wait.ts";
+import type { ToolDefinition } from "./tool.ts";
+
+export const tools: ToolDefinition[] = [
+	t3Machines,
+	t3Projects,
+	t3Dispatch,
+	t3Wait,
+	t3Thread,
+	t3Answer,
+	t3Interrupt,
+];

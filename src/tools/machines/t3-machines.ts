@@ -1,0 +1,42 @@
+/** `t3_machines`: every configured machine with its connection state. */
+import { z } from "zod";
+import { ok } from "../../mcp/result.ts";
+import { modelName } from "../../threads/shapes.ts";
+import { defineTool } from "../tool.ts";
+
+export const t3Machines = defineTool({
+	name: "t3_machines",
+	title: "List T3 machines",
+	description:
+		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there and its default model. Call this first to pick a machine for t3_dispatch, or to find out why a machine fails.",
+	inputSchema: z.object({}),
+	outputSchema: z.object({
+		machines: z.array(
+			z.object({
+				name: z.string(),
+				url: z.string(),
+				state: z.enum(["connecting", "online", "offline", "unauthorized", "incompatible"]),
+				reason: z.string().nullable(),
+				server_version: z.string().nullable(),
+				projects: z.array(z.string()),
+				model: z.string().nullable(),
+			}),
+		),
+	}),
+	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	async handler(_args, _ctx, { fleet }) {
+		const machines = fleet.list().map((entry) => {
+			const status = entry.machine.status();
+			return {
+				name: entry.config.name,
+				url: entry.config.url,
+				state: status.state,
+				reason: status.reason,
+				server_version: status.serverVersion,
+				projects: fleet.projects(entry).map((p) => p.title),
+				model: modelName(entry.config.model),
+			};
+		});
+		return ok({ machines });
+	},
+});

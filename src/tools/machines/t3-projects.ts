@@ -1,0 +1,46 @@
+/** `t3_projects`: the projects of one machine that the allowlist lets us use. */
+import { z } from "zod";
+import { ok } from "../../mcp/result.ts";
+import { resolveMachine } from "../../threads/resolve.ts";
+import { modelName } from "../../threads/shapes.ts";
+import { defineTool } from "../tool.ts";
+
+export const t3Projects = defineTool({
+	name: "t3_projects",
+	title: "List projects on a T3 machine",
+	description:
+		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch.",
+	inputSchema: z.object({
+		machine: z.string().min(1).describe("Machine name, as listed by t3_machines."),
+	}),
+	outputSchema: z.object({
+		machine: z.string(),
+		projects: z.array(
+			z.object({
+				id: z.string(),
+				title: z.string(),
+				path: z.string(),
+				default_model: z.string().nullable(),
+				thread_count: z.number().int(),
+			}),
+		),
+	}),
+	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	async handler({ machine }, _ctx, services) {
+		const entry = resolveMachine(services.threadDeps, machine);
+		const threads = entry.machine.threads();
+		const projects = services.fleet.projects(entry).map((p) => ({
+			id: p.id,
+			title: p.title,
+			path: p.workspaceRoot,
+			default_model: modelName(p.defaultModelSelection),
+			thread_count: threads.filter((t) => t.projectId === p.id).length,
+		}));
+		const status = entry.machine.status();
+		const note =
+			status.state === "online"
+				? undefined
+				: `Machine "${machine}" is ${status.state}${status.reason ? `: ${status.reason}` : ""}; the list may be empty or stale.`;
+		return ok({ machine, projects }, note);
+	},
+});

@@ -1,0 +1,27 @@
+/** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
+import { z } from "zod";
+
+export const projectRefSchema = z.object({ id: z.string(), title: z.string(), path: z.string() });
+
+export const questionSchema = z
+	.object({
+		request_id: z.string(),
+		kind: z.enum(["user_input", "approval"]),
+		prompt: z.string().nullable(),
+		questions: z.array(
+			z.object({
+				id: z.string(),
+				header: z.string().nullable(),
+				text: z.string(),
+				options: z.array(z.string()),
+				multi_select: z.boolean(),
+				allow_custom: z.boolean(),
+			}),
+		),
+	})
+	.nullable();
+
+export const threadIdArg = z
+	.string()
+	.min(1)
+	.describe("The thread id returned by t3_dispatch (or listed by t3_watch).");

@@ -1,0 +1,33 @@
+/**
+ * The shape of one MCP tool: its public definition (name, title, description, schemas,
+ * annotations) beside a thin handler. `src/mcp/server.ts` registers the list.
+ */
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import type { Services } from "../services.ts";
+
+export interface ToolContext {
+	/** The caller's `X-Conversation-Origin` header, or null. */
+	origin: string | null;
+	/** Aborts when the client goes away (2026 era) or the server shuts down. */
+	signal: AbortSignal;
+	/** Present when the client asked for progress (sent a progress token). */
+	progress?: (message: string) => Promise<void>;
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+	name: string;
+	title: string;
+	description: string;
+	inputSchema: I;
+	outputSchema: O;
+	annotations: ToolAnnotations;
+	handler(args: z.infer<I>, ctx: ToolContext, services: Services): Promise<CallToolResult>;
+}
+
+/** Keeps each tool's handler typed by its own schema while the list stays homogeneous. */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
+	tool: ToolDefinition<I, O>,
+): ToolDefinition {
+	return tool as unknown as ToolDefinition;
+}
