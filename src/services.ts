@@ -3,6 +3,7 @@
  * operations and (later) event tracking. `index.ts` creates it once; tests create their own.
  */
 import type { AppConfig, MachineConfig } from "./config/types.ts";
+import { createEvents, type Events } from "./events/events.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { type Db, openDb } from "./store/db.ts";
@@ -11,6 +12,7 @@ import { createThreadStore } from "./store/threads.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
+import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
 
 export interface Services {
@@ -21,6 +23,7 @@ export interface Services {
 	db: Db;
 	threadDeps: ThreadDeps;
 	metrics: Metrics;
+	events: Events;
 	start(): void;
 	/** Makes every wait in progress return its current state now. */
 	beginShutdown(): void;
@@ -35,6 +38,9 @@ export interface ServiceOptions {
 	newId?: () => string;
 	progressIntervalMs?: number;
 	machineFactory?: (config: MachineConfig) => Machine;
+	clock?: Clock;
+	fetch?: typeof fetch;
+	retryScheduleS?: number[];
 }
 
 export function createServices(config: AppConfig, options: ServiceOptions): Services {
@@ -47,6 +53,7 @@ export function createServices(config: AppConfig, options: ServiceOptions): Serv
 		options.machineFactory ??
 			((machine) => createMachine(machine, { log: log.child({ machine: machine.name }) })),
 	);
+	const clock = options.clock ?? systemClock;
 	const threadDeps: ThreadDeps = {
 		fleet,
 		db,
@@ -54,11 +61,23 @@ export function createServices(config: AppConfig, options: ServiceOptions): Serv
 		dispatches: createDispatchStore(db),
 		settings: config.server,
 		log,
-		now: options.now ?? Date.now,
+		now: options.now ?? (() => clock.now()),
 		newId: options.newId ?? (() => crypto.randomUUID()),
 		progressIntervalMs: options.progressIntervalMs,
 		shutdown: shutdown.signal,
 	};
+	const events = createEvents({
+		settings: config.server,
+		fleet,
+		db,
+		threads: threadDeps.threads,
+		dispatches: threadDeps.dispatches,
+		metrics,
+		log,
+		clock,
+		fetch: options.fetch,
+		retryScheduleS: options.retryScheduleS,
+	});
 	return {
 		version: options.version,
 		config,
@@ -67,14 +86,17 @@ export function createServices(config: AppConfig, options: ServiceOptions): Serv
 		db,
 		threadDeps,
 		metrics,
+		events,
 		start() {
 			fleet.start();
+			events.start();
 		},
 		beginShutdown() {
 			shutdown.abort();
 		},
 		async stop() {
 			shutdown.abort();
+			await events.stop();
 			await fleet.stop();
 			db.close();
 		},

@@ -61,10 +61,12 @@ const MAX_SHOWN = 80;
 /** How a TOML or env value appears in a message: strings quoted, tables and arrays named. */
 export function renderValue(value: unknown): string {
 	if (typeof value === "string") {
-		const shown = value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;
+		const shown =
+			value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;
 		return JSON.stringify(shown);
 	}
-	if (Array.isArray(value)) return value.length === 0 ? "an empty array" : "an array";
+	if (Array.isArray(value))
+		return value.length === 0 ? "an empty array" : "an array";
 	if (value === null) return "null";
 	if (typeof value === "object") {
 		// Bun.TOML gives datetimes as Temporal objects, whose toString is the TOML text.

@@ -35,13 +35,19 @@ export function readServerEnv(
 	const settings: EnvSettings = {};
 	const problems: ConfigProblem[] = [];
 	const bad = (name: string, expected: string, value: string, secret = false) =>
-		problems.push(expectedProblem(undefined, name, expected, value, { secret }));
+		problems.push(
+			expectedProblem(undefined, name, expected, value, { secret }),
+		);
 
 	const host = envValue(env, "T3CODE_MCP_HOST");
 	if (host !== undefined) {
 		const parsed = parseHostName(host, true);
 		if (parsed === undefined) {
-			bad("T3CODE_MCP_HOST", 'an address to listen on like "127.0.0.1" or "0.0.0.0"', host);
+			bad(
+				"T3CODE_MCP_HOST",
+				'an address to listen on like "127.0.0.1" or "0.0.0.0"',
+				host,
+			);
 		} else settings.host = parsed;
 	}
 
@@ -64,7 +70,11 @@ export function readServerEnv(
 		for (const item of parseCommaList(hosts)) {
 			const parsed = parseHostName(item, false);
 			if (parsed === undefined) {
-				bad("T3CODE_MCP_ALLOWED_HOSTS", 'comma-separated host names without port, like "t3code-mcp,mcp.example"', item);
+				bad(
+					"T3CODE_MCP_ALLOWED_HOSTS",
+					'comma-separated host names without port, like "t3code-mcp,mcp.example"',
+					item,
+				);
 			} else settings.allowedHosts.push(parsed);
 		}
 	}
@@ -75,7 +85,11 @@ export function readServerEnv(
 		for (const item of parseCommaList(origins)) {
 			const parsed = parseHttpOrigin(item);
 			if (parsed === undefined) {
-				bad("T3CODE_MCP_ALLOWED_ORIGINS", 'comma-separated http(s) origins like "https://claude.ai"', item);
+				bad(
+					"T3CODE_MCP_ALLOWED_ORIGINS",
+					'comma-separated http(s) origins like "https://claude.ai"',
+					item,
+				);
 			} else settings.allowedOrigins.push(parsed);
 		}
 	}
@@ -83,7 +97,12 @@ export function readServerEnv(
 	const hookUrl = envValue(env, "T3CODE_MCP_HOOK_URL");
 	if (hookUrl !== undefined) {
 		if (parseHttpUrl(hookUrl) === undefined) {
-			bad("T3CODE_MCP_HOOK_URL", 'an http(s) URL like "https://gateway.example/hooks/t3"', hookUrl, true);
+			bad(
+				"T3CODE_MCP_HOOK_URL",
+				'an http(s) URL like "https://gateway.example/hooks/t3"',
+				hookUrl,
+				true,
+			);
 		} else settings.hookUrl = hookUrl;
 	}
 
@@ -93,21 +112,32 @@ export function readServerEnv(
 	const hookSecret = envValue(env, "T3CODE_MCP_HOOK_SECRET");
 	if (hookSecret !== undefined) {
 		if (!isWebhookSecret(hookSecret)) {
-			bad("T3CODE_MCP_HOOK_SECRET", '"whsec_" followed by base64 (a Standard Webhooks secret)', hookSecret, true);
+			bad(
+				"T3CODE_MCP_HOOK_SECRET",
+				'"whsec_" followed by base64 (a Standard Webhooks secret)',
+				hookSecret,
+				true,
+			);
 		} else settings.hookSecret = hookSecret;
 	}
 
 	const wait = envValue(env, "T3CODE_MCP_WAIT_TIMEOUT_S");
 	if (wait !== undefined) {
 		const n = parseIntIn(wait, 1, 3600);
-		if (n === undefined) bad("T3CODE_MCP_WAIT_TIMEOUT_S", "an integer 1-3600 (seconds)", wait);
+		if (n === undefined)
+			bad("T3CODE_MCP_WAIT_TIMEOUT_S", "an integer 1-3600 (seconds)", wait);
 		else settings.waitTimeoutS = n;
 	}
 
 	const level = envValue(env, "T3CODE_MCP_LOG_LEVEL");
 	if (level !== undefined) {
 		const lower = level.trim().toLowerCase() as LogLevel;
-		if (!LEVELS.includes(lower)) bad("T3CODE_MCP_LOG_LEVEL", 'one of "debug", "info", "warn", "error"', level);
+		if (!LEVELS.includes(lower))
+			bad(
+				"T3CODE_MCP_LOG_LEVEL",
+				'one of "debug", "info", "warn", "error"',
+				level,
+			);
 		else settings.logLevel = lower;
 	}
 
@@ -118,8 +148,15 @@ export function readServerEnv(
  * The default state path: `$STATE_DIRECTORY/t3code-mcp.sqlite` under systemd (which may pass
  * several colon-separated directories; the first is ours), else `./data/t3code-mcp.sqlite`.
  */
-export function defaultStatePath(env: Env, resolvePath: (p: string) => string): string {
+export function defaultStatePath(
+	env: Env,
+	resolvePath: (p: string) => string,
+): string {
 	const dirs = envValue(env, "STATE_DIRECTORY");
 	const first = dirs?.split(":").find((d) => d.trim() !== "");
-	return resolvePath(first === undefined ? "data/t3code-mcp.sqlite" : `${first.replace(/\/+$/, "")}/t3code-mcp.sqlite`);
+	return resolvePath(
+		first === undefined
+			? "data/t3code-mcp.sqlite"
+			: `${first.replace(/\/+$/, "")}/t3code-mcp.sqlite`,
+	);
 }

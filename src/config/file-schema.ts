@@ -4,7 +4,11 @@
  * wording lives beside the rule it explains. Environment variables are not handled here.
  */
 import { z } from "zod";
-import { type ConfigProblem, expectedProblem, keyPath } from "./config-error.ts";
+import {
+	type ConfigProblem,
+	expectedProblem,
+	keyPath,
+} from "./config-error.ts";
 import { patternProblem } from "./fnmatch.ts";
 import { parseHostName, parseHttpOrigin, parseHttpUrl } from "./values.ts";
 
@@ -21,10 +25,12 @@ export const EXPECT = {
 	logLevel: 'one of "debug", "info", "warn", "error"',
 	server: "a table of server settings",
 	machines: "a table of [machines.<name>] tables",
-	machineName: 'a machine name of letters, digits, "_" and "-", starting with a letter or digit',
+	machineName:
+		'a machine name of letters, digits, "_" and "-", starting with a letter or digit',
 	machine: "a table with url, token_env and projects",
 	url: 'an http(s) origin like "http://100.64.0.5:3773"',
-	urlOnlyOrigin: 'an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773"',
+	urlOnlyOrigin:
+		'an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773"',
 	tokenEnv: 'an environment variable name like "T3_MAC_TOKEN"',
 	projects: 'a non-empty array of fnmatch patterns like ["*"]',
 	project: "a non-empty fnmatch pattern",
@@ -53,26 +59,35 @@ const serverSchema = z.strictObject(
 	{
 		host: z
 			.string({ error: EXPECT.host })
-			.transform((s, ctx) => parseHostName(s, true) ?? fail(ctx, s, EXPECT.host)),
+			.transform(
+				(s, ctx) => parseHostName(s, true) ?? fail(ctx, s, EXPECT.host),
+			),
 		port: int(0, 65535, EXPECT.port),
 		state: z.string({ error: EXPECT.state }).min(1, { error: EXPECT.state }),
 		allowed_hosts: z.array(
 			z
 				.string({ error: EXPECT.allowedHost })
-				.transform((s, ctx) => parseHostName(s, false) ?? fail(ctx, s, EXPECT.allowedHost)),
+				.transform(
+					(s, ctx) =>
+						parseHostName(s, false) ?? fail(ctx, s, EXPECT.allowedHost),
+				),
 			{ error: EXPECT.allowedHosts },
 		),
 		allowed_origins: z.array(
 			z
 				.string({ error: EXPECT.allowedOrigin })
-				.transform((s, ctx) => parseHttpOrigin(s) ?? fail(ctx, s, EXPECT.allowedOrigin)),
+				.transform(
+					(s, ctx) => parseHttpOrigin(s) ?? fail(ctx, s, EXPECT.allowedOrigin),
+				),
 			{ error: EXPECT.allowedOrigins },
 		),
 		hook_url: z
 			.string({ error: EXPECT.hookUrl })
 			.transform((s, ctx) => parseHttpUrl(s) ?? fail(ctx, s, EXPECT.hookUrl)),
 		wait_timeout_s: int(1, 3600, EXPECT.waitTimeout),
-		log_level: z.enum(["debug", "info", "warn", "error"], { error: EXPECT.logLevel }),
+		log_level: z.enum(["debug", "info", "warn", "error"], {
+			error: EXPECT.logLevel,
+		}),
 	},
 	{ error: EXPECT.server },
 );
@@ -83,9 +98,15 @@ const machineSchema = z.strictObject(
 			const parsed = parseHttpOrigin(s);
 			if (parsed !== undefined) return parsed;
 			// Tell "a path was given" apart from "not an http(s) URL at all".
-			return fail(ctx, s, parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin);
+			return fail(
+				ctx,
+				s,
+				parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin,
+			);
 		}),
-		token_env: z.string({ error: EXPECT.tokenEnv }).regex(ENV_NAME, { error: EXPECT.tokenEnv }),
+		token_env: z
+			.string({ error: EXPECT.tokenEnv })
+			.regex(ENV_NAME, { error: EXPECT.tokenEnv }),
 		projects: z
 			.array(
 				z
@@ -94,7 +115,11 @@ const machineSchema = z.strictObject(
 					.superRefine((s, ctx) => {
 						const problem = patternProblem(s);
 						if (problem !== undefined) {
-							ctx.addIssue({ code: "custom", message: EXPECT.pattern, params: { detail: problem } });
+							ctx.addIssue({
+								code: "custom",
+								message: EXPECT.pattern,
+								params: { detail: problem },
+							});
 						}
 					}),
 				{ error: EXPECT.projects },
@@ -126,9 +151,13 @@ const machineSchema = z.strictObject(
 export const fileSchema = z.strictObject({
 	server: serverSchema.partial().optional(),
 	machines: z
-		.record(z.string().regex(MACHINE_NAME, { error: EXPECT.machineName }), machineSchema, {
-			error: EXPECT.machines,
-		})
+		.record(
+			z.string().regex(MACHINE_NAME, { error: EXPECT.machineName }),
+			machineSchema,
+			{
+				error: EXPECT.machines,
+			},
+		)
 		.optional(),
 });
 
@@ -170,7 +199,9 @@ export function validateFile(
 		} else if (issue.code === "invalid_key") {
 			// The record's own message is about the table; the key's rule is in the nested issue.
 			const expected = issue.issues[0]?.message ?? issue.message;
-			add(expectedProblem(file, keyPath(issue.path), expected, issue.path.at(-1)));
+			add(
+				expectedProblem(file, keyPath(issue.path), expected, issue.path.at(-1)),
+			);
 		} else {
 			const value = valueAt(raw, issue.path);
 			const key = keyPath(issue.path);
@@ -178,19 +209,32 @@ export function validateFile(
 			// hook_url may embed a credential (many webhook URLs do): never echoed.
 			const secret = key === "server.hook_url";
 			const p = expectedProblem(file, key, issue.message, value, { secret });
-			add(typeof detail === "string" ? { ...p, message: `${p.message}: ${detail}` } : p);
+			add(
+				typeof detail === "string"
+					? { ...p, message: `${p.message}: ${detail}` }
+					: p,
+			);
 		}
 	}
 	return { ok: false, problems };
 }
 
-function unknownKey(file: string, parent: readonly PropertyKey[], key: string): ConfigProblem {
+function unknownKey(
+	file: string,
+	parent: readonly PropertyKey[],
+	key: string,
+): ConfigProblem {
 	const path = keyPath([...parent, key]);
 	const env = SECRET_SERVER_KEYS[key];
 	const inMachine = parent.length === 2 && parent[0] === "machines";
 	if (env !== undefined && !inMachine) {
 		const expected = `no ${key} in the file; set the ${env} environment variable instead`;
-		return { file, key: path, expected, message: `not allowed in the config file; set the ${env} environment variable instead` };
+		return {
+			file,
+			key: path,
+			expected,
+			message: `not allowed in the config file; set the ${env} environment variable instead`,
+		};
 	}
 	if (inMachine && key === "token") {
 		const expected = "the token in the environment variable named by token_env";
@@ -201,9 +245,19 @@ function unknownKey(file: string, parent: readonly PropertyKey[], key: string): 
 			message: `not allowed in the config file; put the token in an environment variable and name it with token_env`,
 		};
 	}
-	const known = parent.length === 0 ? KNOWN_KEYS.root : inMachine ? KNOWN_KEYS.machine : KNOWN_KEYS.server;
+	const known =
+		parent.length === 0
+			? KNOWN_KEYS.root
+			: inMachine
+				? KNOWN_KEYS.machine
+				: KNOWN_KEYS.server;
 	const expected = `one of ${known.join(", ")}`;
-	return { file, key: path, expected, message: `unknown key; expected ${expected}` };
+	return {
+		file,
+		key: path,
+		expected,
+		message: `unknown key; expected ${expected}`,
+	};
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {

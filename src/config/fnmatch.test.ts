@@ -71,7 +71,9 @@ describe("fnmatchToRegExp", () => {
 		expect(patternProblem("!secret")).toBe(
 			'a leading "!" is not supported: patterns only allow projects, they cannot exclude any',
 		);
-		expect(patternProblem("[ab")).toBe('unclosed "["; write "[[]" to match a literal "["');
+		expect(patternProblem("[ab")).toBe(
+			'unclosed "["; write "[[]" to match a literal "["',
+		);
 		expect(patternProblem("[z-a]")).toBe('reversed range "z-a" in "[…]"');
 		expect(patternProblem("")).toBe("empty pattern");
 		expect(patternProblem("/srv/*")).toBeUndefined();
@@ -98,7 +100,8 @@ describe("compileProjectMatcher", () => {
 // Why fnmatch.ts does not use picomatch: these are the differences it has even with the options
 // CONTRACT.md names. If one of these starts failing, picomatch changed; the decision still holds.
 describe("picomatch { bash: true, dot: true } is not fnmatch", () => {
-	const pm = (pattern: string, s: string) => picomatch(pattern, { bash: true, dot: true })(s);
+	const pm = (pattern: string, s: string) =>
+		picomatch(pattern, { bash: true, dot: true })(s);
 	it("agrees on * crossing / and dots", () => {
 		expect(pm("*", "/srv/t3/ws")).toBe(true);
 		expect(pm("*", ".dotfiles")).toBe(true);

@@ -19,7 +19,8 @@ export class PatternError extends Error {
 // Every RegExp syntax character, escaped outside classes (`u` mode allows escaping exactly these).
 const SYNTAX = /[\\^$.*+?()[\]{}|/]/;
 
-const codePoint = (ch: string): string => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`;
+const codePoint = (ch: string): string =>
+	`\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`;
 
 /**
  * Translates one fnmatch pattern: `*` any run of characters (including "/" and a leading "."),
@@ -60,7 +61,10 @@ export function fnmatchToRegExp(pattern: string): RegExp {
 }
 
 /** Parses a bracket expression whose "[" is just before `start`. */
-function parseClass(chars: string[], start: number): { source: string; next: number } {
+function parseClass(
+	chars: string[],
+	start: number,
+): { source: string; next: number } {
 	let j = start;
 	const negate = chars[j] === "!";
 	if (negate) j++;
@@ -111,6 +115,8 @@ export function compileProjectMatcher(
 ): (project: MatchableProject) => boolean {
 	const res = patterns.map(fnmatchToRegExp);
 	return function matchProject(project) {
-		return res.some((re) => re.test(project.title) || re.test(project.workspaceRoot));
+		return res.some(
+			(re) => re.test(project.title) || re.test(project.workspaceRoot),
+		);
 	};
 }

@@ -8,5 +8,10 @@ export type { MatchableProject } from "./fnmatch.ts";
 export { compileProjectMatcher, PatternError } from "./fnmatch.ts";
 export type { LoadConfigOptions } from "./load-config.ts";
 export { DEFAULT_CONFIG_FILE, loadConfig } from "./load-config.ts";
-export type { AppConfig, LogLevel, MachineConfig, ServerSettings } from "./types.ts";
+export type {
+	AppConfig,
+	LogLevel,
+	MachineConfig,
+	ServerSettings,
+} from "./types.ts";
 export { configWarnings } from "./warnings.ts";

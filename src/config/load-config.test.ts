@@ -25,7 +25,10 @@ async function load(toml: string, env: LoadConfigOptions["env"] = {}) {
 }
 
 /** The ConfigError message for `toml` (fails when loading succeeds). */
-async function errorOf(toml: string, env: LoadConfigOptions["env"] = {}): Promise<string> {
+async function errorOf(
+	toml: string,
+	env: LoadConfigOptions["env"] = {},
+): Promise<string> {
 	try {
 		await load(toml, env);
 	} catch (err) {
@@ -61,13 +64,17 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("missing url", async () => {
-		expect(await errorOf(`[machines.mac]\ntoken_env = "T"\nprojects = ["*"]\n`)).toBe(
+		expect(
+			await errorOf(`[machines.mac]\ntoken_env = "T"\nprojects = ["*"]\n`),
+		).toBe(
 			't3code.toml: machines.mac.url: missing; expected an http(s) origin like "http://100.64.0.5:3773"',
 		);
 	});
 
 	it("bad url scheme", async () => {
-		expect(await errorOf(MAC.replace("http://100.64.0.5:3773", "ftp://x"))).toBe(
+		expect(
+			await errorOf(MAC.replace("http://100.64.0.5:3773", "ftp://x")),
+		).toBe(
 			't3code.toml: machines.mac.url: expected an http(s) origin like "http://100.64.0.5:3773", got "ftp://x"',
 		);
 	});
@@ -82,7 +89,9 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("missing token_env", async () => {
-		expect(await errorOf(`[machines.mac]\nurl = "http://x:1"\nprojects = ["*"]\n`)).toBe(
+		expect(
+			await errorOf(`[machines.mac]\nurl = "http://x:1"\nprojects = ["*"]\n`),
+		).toBe(
 			't3code.toml: machines.mac.token_env: missing; expected an environment variable name like "T3_MAC_TOKEN"',
 		);
 	});
@@ -94,7 +103,9 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("a token in the file, in [server] or a machine", async () => {
-		expect(await errorOf(`[server]\ntoken = "s3cret"\nhook_secret = "whsec_x"\n`)).toBe(
+		expect(
+			await errorOf(`[server]\ntoken = "s3cret"\nhook_secret = "whsec_x"\n`),
+		).toBe(
 			[
 				"t3code.toml: server.token: not allowed in the config file; set the T3CODE_MCP_TOKEN environment variable instead",
 				"t3code.toml: server.hook_secret: not allowed in the config file; set the T3CODE_MCP_HOOK_SECRET environment variable instead",
@@ -120,7 +131,9 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("bad patterns, each with its index", async () => {
-		expect(await errorOf(MAC.replace('["*"]', '["web", "", "[ab", "!secret", 7]'))).toBe(
+		expect(
+			await errorOf(MAC.replace('["*"]', '["web", "", "[ab", "!secret", 7]')),
+		).toBe(
 			[
 				'machines.mac.projects[1]: expected a non-empty fnmatch pattern, got ""',
 				'machines.mac.projects[2]: expected an fnmatch pattern, got "[ab": unclosed "["; write "[[]" to match a literal "["',
@@ -133,7 +146,13 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("bad model strings", async () => {
-		for (const model of ["claude", "/opus", "claudeAgent/", "1x/opus", "claude agent/opus"]) {
+		for (const model of [
+			"claude",
+			"/opus",
+			"claudeAgent/",
+			"1x/opus",
+			"claude agent/opus",
+		]) {
 			expect(await errorOf(`${MAC}model = "${model}"\n`)).toBe(
 				`t3code.toml: machines.mac.model: expected "<providerInstance>/<model>" like "claudeAgent/claude-opus-5", got "${model}"`,
 			);
@@ -141,7 +160,11 @@ describe("bad config files: the exact message", () => {
 	});
 
 	it("bad options value type, and options not a table", async () => {
-		expect(await errorOf(`${MAC}options = { effort = "high", budget = 3, tags = ["a"] }\n`)).toBe(
+		expect(
+			await errorOf(
+				`${MAC}options = { effort = "high", budget = 3, tags = ["a"] }\n`,
+			),
+		).toBe(
 			[
 				"t3code.toml: machines.mac.options.budget: expected a string or boolean, got 3",
 				"t3code.toml: machines.mac.options.tags: expected a string or boolean, got an array",
@@ -222,7 +245,9 @@ log_level = "loud"
 			);
 			expect(e.problems).toHaveLength(2);
 			expect(e.key).toBe("machines.mac.colour");
-			expect(e.expected).toBe("one of url, token_env, projects, model, options");
+			expect(e.expected).toBe(
+				"one of url, token_env, projects, model, options",
+			);
 			expect(e.file).toEndWith("/t3code.toml");
 		}
 	});
@@ -231,7 +256,9 @@ log_level = "loud"
 describe("missing config files", () => {
 	it("the default ./t3code.toml", async () => {
 		const dir = await mkdtemp(join(root, "empty-"));
-		const err = await loadConfig({ env: {}, cwd: dir }).catch((e: unknown) => e);
+		const err = await loadConfig({ env: {}, cwd: dir }).catch(
+			(e: unknown) => e,
+		);
 		expect(err).toBeInstanceOf(ConfigError);
 		expect((err as Error).message).toBe(
 			"config file ./t3code.toml not found (set T3CODE_MCP_CONFIG or create it from t3code.example.toml)",
@@ -241,19 +268,23 @@ describe("missing config files", () => {
 
 	it("a file named by T3CODE_MCP_CONFIG, relative to cwd", async () => {
 		const dir = await mkdtemp(join(root, "empty-"));
-		const err = await loadConfig({ env: { T3CODE_MCP_CONFIG: "conf/x.toml" }, cwd: dir }).catch(
-			(e: unknown) => e,
-		);
+		const err = await loadConfig({
+			env: { T3CODE_MCP_CONFIG: "conf/x.toml" },
+			cwd: dir,
+		}).catch((e: unknown) => e);
 		expect((err as Error).message).toBe(
 			`config file ${dir}/conf/x.toml not found (named by T3CODE_MCP_CONFIG)`,
 		);
 	});
 
 	it("a directory instead of a file", async () => {
-		const err = await loadConfig({ env: { T3CODE_MCP_CONFIG: root }, cwd: "/" }).catch(
-			(e: unknown) => e,
+		const err = await loadConfig({
+			env: { T3CODE_MCP_CONFIG: root },
+			cwd: "/",
+		}).catch((e: unknown) => e);
+		expect((err as Error).message).toStartWith(
+			`${root}: cannot read the config file: `,
 		);
-		expect((err as Error).message).toStartWith(`${root}: cannot read the config file: `);
 	});
 });
 
@@ -400,18 +431,28 @@ log_level = "warn"
 	});
 
 	it("an empty variable counts as unset", async () => {
-		const { config } = await load(file, { T3CODE_MCP_PORT: "", T3CODE_MCP_TOKEN: " " });
+		const { config } = await load(file, {
+			T3CODE_MCP_PORT: "",
+			T3CODE_MCP_TOKEN: " ",
+		});
 		expect(config.server.port).toBe(9000);
 		expect(config.server.token).toBeUndefined();
 	});
 
 	it("STATE_DIRECTORY gives the default state path (first of several)", async () => {
 		const a = await load(MAC, { STATE_DIRECTORY: "/var/lib/t3code-mcp" });
-		expect(a.config.server.statePath).toBe("/var/lib/t3code-mcp/t3code-mcp.sqlite");
-		const b = await load(MAC, { STATE_DIRECTORY: "/var/lib/one/:/var/lib/two" });
+		expect(a.config.server.statePath).toBe(
+			"/var/lib/t3code-mcp/t3code-mcp.sqlite",
+		);
+		const b = await load(MAC, {
+			STATE_DIRECTORY: "/var/lib/one/:/var/lib/two",
+		});
 		expect(b.config.server.statePath).toBe("/var/lib/one/t3code-mcp.sqlite");
 		// An explicit setting beats the default.
-		const c = await load(MAC, { STATE_DIRECTORY: "/var/lib/x", T3CODE_MCP_STATE: ":memory:" });
+		const c = await load(MAC, {
+			STATE_DIRECTORY: "/var/lib/x",
+			T3CODE_MCP_STATE: ":memory:",
+		});
 		expect(c.config.server.statePath).toBe(":memory:");
 	});
 
@@ -447,7 +488,9 @@ log_level = "warn"
 				`T3CODE_MCP_PORT: expected an integer 0-65535, got "${port}"`,
 			);
 		}
-		expect((await load(MAC, { T3CODE_MCP_PORT: "65535" })).config.server.port).toBe(65535);
+		expect(
+			(await load(MAC, { T3CODE_MCP_PORT: "65535" })).config.server.port,
+		).toBe(65535);
 		expect(await errorOf(MAC, { T3CODE_MCP_WAIT_TIMEOUT_S: "0" })).toBe(
 			'T3CODE_MCP_WAIT_TIMEOUT_S: expected an integer 1-3600 (seconds), got "0"',
 		);

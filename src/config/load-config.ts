@@ -35,17 +35,26 @@ const resolveState = (base: string, p: string) =>
  * const config = await loadConfig(); // T3CODE_MCP_CONFIG or ./t3code.toml
  * @throws ConfigError listing every problem, one per line.
  */
-export async function loadConfig(options: LoadConfigOptions = {}): Promise<AppConfig> {
+export async function loadConfig(
+	options: LoadConfigOptions = {},
+): Promise<AppConfig> {
 	const env = options.env ?? process.env;
 	const cwd = options.cwd ?? process.cwd();
-	const readFile = options.readFile ?? ((path: string) => Bun.file(path).text());
+	const readFile =
+		options.readFile ?? ((path: string) => Bun.file(path).text());
 
 	const named = envValue(env, "T3CODE_MCP_CONFIG");
 	const shown = named ?? DEFAULT_CONFIG_FILE;
 	const file = resolve(cwd, shown);
 	const problems: ConfigProblem[] = [];
 
-	const doc = await readToml(file, shown, named !== undefined, readFile, problems);
+	const doc = await readToml(
+		file,
+		shown,
+		named !== undefined,
+		readFile,
+		problems,
+	);
 	let fileConfig: FileConfig = {};
 	if (doc !== undefined) {
 		const checked = validateFile(doc, shown);
@@ -78,18 +87,21 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<AppCo
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 	};
 
-	const machines: MachineConfig[] = Object.entries(fileConfig.machines ?? {}).map(
-		([name, m]) => ({
-			name,
-			url: m.url,
-			tokenEnv: m.token_env,
-			// Unset is not a config error: the machine is reported `unauthorized` at runtime.
-			token: envValue(env, m.token_env),
-			projects: m.projects,
-			model: m.model ?? null,
-			options: Object.entries(m.options ?? {}).map(([id, value]) => ({ id, value })),
-		}),
-	);
+	const machines: MachineConfig[] = Object.entries(
+		fileConfig.machines ?? {},
+	).map(([name, m]) => ({
+		name,
+		url: m.url,
+		tokenEnv: m.token_env,
+		// Unset is not a config error: the machine is reported `unauthorized` at runtime.
+		token: envValue(env, m.token_env),
+		projects: m.projects,
+		model: m.model ?? null,
+		options: Object.entries(m.options ?? {}).map(([id, value]) => ({
+			id,
+			value,
+		})),
+	}));
 
 	return { file, server, machines };
 }

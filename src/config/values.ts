@@ -12,11 +12,15 @@ const IPV6 = /^[0-9a-f:.]+(%[0-9a-z_.-]+)?$/;
  * or bare; the result is bare ("::1"). `allowAny` also accepts the wildcard addresses a server
  * listens on ("0.0.0.0", "::"), which are fine to listen on but meaningless as a Host.
  */
-export function parseHostName(text: string, allowAny: boolean): string | undefined {
+export function parseHostName(
+	text: string,
+	allowAny: boolean,
+): string | undefined {
 	let s = text.trim().toLowerCase();
 	if (s === "" || s !== text.toLowerCase()) return undefined;
 	if (s.startsWith("[") && s.endsWith("]")) s = s.slice(1, -1);
-	else if (s.includes(":") && s.indexOf(":") === s.lastIndexOf(":")) return undefined; // "name:port"
+	else if (s.includes(":") && s.indexOf(":") === s.lastIndexOf(":"))
+		return undefined; // "name:port"
 	if (s.includes(":")) {
 		if (!IPV6.test(s)) return undefined;
 		return !allowAny && s === "::" ? undefined : s;
@@ -63,7 +67,8 @@ export function parseCommaList(text: string): string[] {
 		.filter((item) => item !== "");
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const BASE64 =
+	/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** A Standard Webhooks signing secret: "whsec_" then non-empty base64. */
 export function isWebhookSecret(text: string): boolean {
@@ -73,7 +78,11 @@ export function isWebhookSecret(text: string): boolean {
 }
 
 /** A base-10 integer within [min, max], or undefined ("08" is fine, "1e3", "1.0", " 1" are not). */
-export function parseIntIn(text: string, min: number, max: number): number | undefined {
+export function parseIntIn(
+	text: string,
+	min: number,
+	max: number,
+): number | undefined {
 	if (!/^\d{1,9}$/.test(text)) return undefined;
 	const n = Number(text);
 	return n >= min && n <= max ? n : undefined;

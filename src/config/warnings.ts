@@ -11,7 +11,9 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1)$/i;
 export function configWarnings(config: AppConfig): string[] {
 	const out: string[] = [];
 	if (config.machines.length === 0) {
-		out.push(`${config.file}: no [machines.<name>] tables; t3_machines will list none`);
+		out.push(
+			`${config.file}: no [machines.<name>] tables; t3_machines will list none`,
+		);
 	}
 	for (const m of config.machines) {
 		if (m.token === undefined) {

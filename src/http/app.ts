@@ -19,7 +19,8 @@ export function createApp(services: Services): Hono {
 		legacy: "stateless",
 		responseMode: "sse",
 		keepAliveMs: KEEP_ALIVE_MS,
-		onerror: (error: Error) => services.log.warn("mcp transport error", { error: error.message }),
+		onerror: (error: Error) =>
+			services.log.warn("mcp transport error", { error: error.message }),
 	} as Parameters<typeof createMcpHandler>[1]);
 
 	const app = new Hono();
@@ -27,17 +28,20 @@ export function createApp(services: Services): Hono {
 		services.log.error("http handler failed", { path: c.req.path, error });
 		return c.json({ error: "internal error" }, 500);
 	});
+	// DNS-rebinding and browser checks apply to every route; the bearer only to /mcp and
+	// /metrics, so `healthcheck` and container probes need no secret.
+	app.use("*", hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }));
+	app.use("*", originGuard(server.allowedOrigins));
 	app.get("/healthz", (c) => c.json(healthReport(services)));
-
-	const guarded = [
-		hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }),
-		originGuard(server.allowedOrigins),
-		bearerGuard(server.token),
-	] as const;
-	app.use("/mcp", ...guarded);
-	app.use("/metrics", ...guarded);
+	app.use("/mcp", bearerGuard(server.token));
+	app.use("/metrics", bearerGuard(server.token));
+	app.post("/outbox/replay", bearerGuard(server.token), (c) =>
+		c.json({ replayed: services.events.replayDead() }),
+	);
 	app.get("/metrics", (c) =>
-		c.text(metricsText(services), 200, { "content-type": "text/plain; version=0.0.4" }),
+		c.text(metricsText(services), 200, {
+			"content-type": "text/plain; version=0.0.4",
+		}),
 	);
 	app.all("/mcp", (c) => handler.fetch(c.req.raw));
 	return app;

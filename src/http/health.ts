@@ -4,13 +4,18 @@ import { outboxStats } from "../store/outbox-stats.ts";
 import { activeWaits } from "../threads/wait.ts";
 
 export function healthReport(services: Services) {
-	const machines: Record<string, { state: string; reason?: string; last_event_at?: string }> = {};
+	const machines: Record<
+		string,
+		{ state: string; reason?: string; last_event_at?: string }
+	> = {};
 	for (const entry of services.fleet.list()) {
 		const status = entry.machine.status();
 		machines[entry.config.name] = {
 			state: status.state,
 			...(status.reason ? { reason: status.reason } : {}),
-			...(status.lastEventAt ? { last_event_at: new Date(status.lastEventAt).toISOString() } : {}),
+			...(status.lastEventAt
+				? { last_event_at: new Date(status.lastEventAt).toISOString() }
+				: {}),
 		};
 	}
 	const stats = outboxStats(services.db, services.threadDeps.now());
@@ -29,7 +34,13 @@ export function healthReport(services: Services) {
 }
 
 export function metricsText(services: Services): string {
-	const states = ["connecting", "online", "offline", "unauthorized", "incompatible"];
+	const states = [
+		"connecting",
+		"online",
+		"offline",
+		"unauthorized",
+		"incompatible",
+	];
 	const counts = new Map(states.map((s) => [s, 0]));
 	for (const entry of services.fleet.list()) {
 		const state = entry.machine.status().state;
@@ -40,15 +51,30 @@ export function metricsText(services: Services): string {
 		{
 			name: "t3code_mcp_machines",
 			help: "Configured machines by connection state",
-			values: states.map((state) => ({ labels: { state }, value: counts.get(state) ?? 0 })),
+			values: states.map((state) => ({
+				labels: { state },
+				value: counts.get(state) ?? 0,
+			})),
 		},
-		{ name: "t3code_mcp_outbox_pending", help: "Events waiting for delivery", values: [{ labels: {}, value: stats.pending }] },
-		{ name: "t3code_mcp_outbox_dead", help: "Dead-lettered events", values: [{ labels: {}, value: stats.dead }] },
+		{
+			name: "t3code_mcp_outbox_pending",
+			help: "Events waiting for delivery",
+			values: [{ labels: {}, value: stats.pending }],
+		},
+		{
+			name: "t3code_mcp_outbox_dead",
+			help: "Dead-lettered events",
+			values: [{ labels: {}, value: stats.dead }],
+		},
 		{
 			name: "t3code_mcp_outbox_oldest_pending_seconds",
 			help: "Age of the oldest pending event",
 			values: [{ labels: {}, value: stats.oldestPendingS }],
 		},
-		{ name: "t3code_mcp_waits_in_progress", help: "t3_wait calls now waiting", values: [{ labels: {}, value: activeWaits() }] },
+		{
+			name: "t3code_mcp_waits_in_progress",
+			help: "t3_wait calls now waiting",
+			values: [{ labels: {}, value: activeWaits() }],
+		},
 	]);
 }

@@ -123,7 +123,7 @@ function addItem(kit: RunKit, h: RunHandle, fields: Record<string, unknown> & { 
 	return item;
 }
 function updateItem(kit: RunKit, h: RunHandle, item: Row, patch: Record<string, unknown>): Row {
-	const next = { ...item, ...patch, updatedAt: nowIso() };
+	const next: Row = { ...item, ...patch, updatedAt: nowIso() };
 	put(kit, h, "turnItems", next, "turn-item.updated", next.nodeId as string);
 	return next;
 }

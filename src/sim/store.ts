@@ -82,8 +82,8 @@ export interface Store {
 	/** Active threads: not deleted and not archived. */
 	liveThread(threadId: string): ThreadState | undefined;
 	threadShell(thread: ThreadState): Row;
-	projection(thread: ThreadState): Row;
-	shellSnapshot(): Row;
+	projection(thread: ThreadState): Record<string, unknown>;
+	shellSnapshot(): Record<string, unknown>;
 	subscribe(listener: StoreListener): () => void;
 }
 
@@ -199,7 +199,7 @@ export function createStore(): Store {
 		};
 	}
 
-	function projection(thread: ThreadState): Row {
+	function projection(thread: ThreadState): Record<string, unknown> {
 		const items = [...thread.rows.turnItems].sort((a, b) => (a.ordinal as number) - (b.ordinal as number));
 		const r = thread.rows;
 		return clone({
@@ -227,7 +227,7 @@ export function createStore(): Store {
 				item,
 			})),
 			updatedAt: thread.updatedAt,
-		}) as Row;
+		});
 	}
 
 	function liveThread(threadId: string): ThreadState | undefined {

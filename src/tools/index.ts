@@ -1,4 +1,5 @@
 /** Every MCP tool this server offers, in the order clients list them. */
+import { t3Watch } from "./events/t3-watch.ts";
 import { t3Machines } from "./machines/t3-machines.ts";
 import { t3Projects } from "./machines/t3-projects.ts";
 import { t3Answer } from "./threads/t3-answer.ts";
@@ -16,4 +17,5 @@ export const tools: ToolDefinition[] = [
 	t3Thread,
 	t3Answer,
 	t3Interrupt,
+	t3Watch,
 ];

@@ -94,5 +94,5 @@ export function recordedCalls(lines: CaptureLine[]): RecordedCall[] {
 
 /** The capture's `summary` notes (what the capture script read back at the end). */
 export function summaryNotes(lines: CaptureLine[]): Record<string, unknown>[] {
-	return lines.filter((l) => l.dir === "note" && l.text === "summary" && isRecord(l.data)).map((l) => l.data as Record<string, unknown>);
+	return lines.filter((l) => l.dir === "note" && (l.text === "summary" || l.text?.startsWith("summary ")) && isRecord(l.data)).map((l) => l.data as Record<string, unknown>);
 }

@@ -1,0 +1,158 @@
+/**
+ * The delivery worker: POSTs pending outbox rows to the webhook, oldest first per thread
+ * (only each thread's head is eligible, so one thread's events never overtake each other),
+ * different threads in parallel up to a bound. 2xx delivers; 410 dead-letters; anything else
+ * retries on the schedule. Rows stay in sqlite until then, so restarts lose nothing.
+ */
+import type { Metrics } from "../metrics/metrics.ts";
+import type { EventRow, Outbox } from "../store/outbox.ts";
+import type { Clock } from "../util/clock.ts";
+import type { Logger } from "../util/log.ts";
+import { parseRetryAfter, retryDelayMs } from "./retry.ts";
+import { signWebhook } from "./signature.ts";
+
+export interface DeliveryOptions {
+	url: string | undefined;
+	token: string | undefined;
+	secret: string | undefined;
+	schedule: number[];
+	concurrency?: number;
+	timeoutMs?: number;
+	/** Delivered rows older than this are deleted (default 7 days). */
+	retentionMs?: number;
+}
+
+export interface DeliveryDeps {
+	outbox: Outbox;
+	clock: Clock;
+	fetch?: typeof fetch;
+	random?: () => number;
+	metrics: Metrics;
+	log: Logger;
+}
+
+export interface DeliveryWorker {
+	start(): void;
+	/** New rows were committed: look for due work now. */
+	wake(): void;
+	stop(): Promise<void>;
+	/** Resolves when nothing is in flight and nothing is due now (tests). */
+	idle(): Promise<void>;
+}
+
+const COMPACT_EVERY_MS = 3600_000;
+
+export function createDeliveryWorker(options: DeliveryOptions, deps: DeliveryDeps): DeliveryWorker {
+	const concurrency = options.concurrency ?? 8;
+	const timeoutMs = options.timeoutMs ?? 10_000;
+	const retentionMs = options.retentionMs ?? 7 * 24 * 3600_000;
+	const doFetch = deps.fetch ?? fetch;
+	const inFlight = new Map<string, Promise<void>>();
+	let cancelTimer: (() => void) | undefined;
+	let cancelCompaction: (() => void) | undefined;
+	let stopped = true;
+
+	const schedule = () => {
+		cancelTimer?.();
+		cancelTimer = undefined;
+		if (stopped || !options.url) return;
+		const at = deps.outbox.nextDueAt();
+		if (at === null) return;
+		cancelTimer = deps.clock.setTimer(pump, at - deps.clock.now());
+	};
+
+	function pump() {
+		if (stopped || !options.url) return;
+		const free = concurrency - inFlight.size;
+		if (free > 0) {
+			const busyThreads = new Set([...inFlight.keys()]);
+			for (const row of deps.outbox.due(deps.clock.now(), concurrency * 2)) {
+				if (inFlight.size >= concurrency) break;
+				if (busyThreads.has(row.thread_id)) continue;
+				busyThreads.add(row.thread_id);
+				const task = attempt(row).finally(() => {
+					inFlight.delete(row.thread_id);
+					pump();
+				});
+				inFlight.set(row.thread_id, task);
+			}
+		}
+		schedule();
+	}
+
+	async function attempt(row: EventRow): Promise<void> {
+		const url = options.url as string;
+		const timestampS = Math.floor(deps.clock.now() / 1000);
+		const headers: Record<string, string> = {
+			"content-type": "application/json",
+			"user-agent": "t3code-mcp",
+			"webhook-id": row.id,
+			"webhook-timestamp": String(timestampS),
+		};
+		if (options.token) headers.authorization = `Bearer ${options.token}`;
+		if (row.origin !== null) headers["x-conversation-origin"] = row.origin;
+		if (options.secret) headers["webhook-signature"] = signWebhook(options.secret, row.id, timestampS, row.body);
+		let status = 0;
+		let error: string;
+		let retryAfter: number | undefined;
+		try {
+			const response = await doFetch(url, {
+				method: "POST",
+				headers,
+				body: row.body,
+				redirect: "manual",
+				signal: AbortSignal.timeout(timeoutMs),
+			});
+			status = response.status;
+			retryAfter = parseRetryAfter(response.headers.get("retry-after"), deps.clock.now());
+			await response.body?.cancel().catch(() => {});
+			error = `HTTP ${status}`;
+		} catch (cause) {
+			error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+		}
+		const now = deps.clock.now();
+		if (status >= 200 && status < 300) {
+			deps.outbox.markDelivered(row.id, now);
+			deps.metrics.inc("t3code_mcp_events_delivered_total");
+			deps.metrics.inc("t3code_mcp_delivery_attempts_total", { result: "delivered" });
+			deps.metrics.observe("t3code_mcp_event_delivery_latency_seconds", (now - row.created_at) / 1000);
+			return;
+		}
+		deps.metrics.inc("t3code_mcp_delivery_attempts_total", { result: status ? String(status) : "error" });
+		const delay = status === 410 ? null : retryDelayMs(options.schedule, row.attempts + 1, deps.random, retryAfter);
+		if (delay === null) {
+			deps.outbox.markDead(row.id, error);
+			deps.metrics.inc("t3code_mcp_events_dead_total");
+			deps.log.warn("webhook event dead-lettered", { event: row.id, thread: row.thread_id, error });
+			return;
+		}
+		deps.outbox.markRetry(row.id, now + delay, error);
+		deps.log.info("webhook delivery failed; will retry", { event: row.id, error, retry_in_s: Math.round(delay / 1000) });
+	}
+
+	const compact = () => {
+		const removed = deps.outbox.compact(deps.clock.now() - retentionMs);
+		if (removed) deps.log.debug("compacted delivered events", { removed });
+		cancelCompaction = deps.clock.setTimer(compact, COMPACT_EVERY_MS);
+	};
+
+	return {
+		start() {
+			stopped = false;
+			compact();
+			pump();
+		},
+		wake() {
+			pump();
+		},
+		async stop() {
+			stopped = true;
+			cancelTimer?.();
+			cancelCompaction?.();
+			await Promise.all(inFlight.values());
+		},
+		async idle() {
+			while (inFlight.size) await Promise.all(inFlight.values());
+		},
+	};
+}

@@ -1,0 +1,279 @@
+/**
+ * Turns watched threads' shell changes into events: a run reaching a terminal status and a new
+ * pending runtime request each become exactly one outbox row. The thread's observed state and
+ * the rows are written in one transaction. After a reconnect or a restart the persisted state
+ * is compared with the fresh shell, so what happened meanwhile still produces its events; when
+ * the shell coalesced a run away (the next one started before it was seen terminal), the
+ * thread's projection tells that run's outcome.
+ */
+import type { Fleet, FleetMachine } from "../fleet/fleet.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { Db } from "../store/db.ts";
+import type { DispatchStore } from "../store/dispatches.ts";
+import type { Outbox } from "../store/outbox.ts";
+import type { ThreadRecord, ThreadStore } from "../store/threads.ts";
+import { T3Error } from "../t3/machine-api.ts";
+import {
+	capText,
+	finalAssistantMessage,
+	pendingQuestion,
+	runError,
+	runOutcome,
+} from "../t3/derive.ts";
+import { type ThreadProjection, type ThreadShell, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import { projectRef } from "../threads/shapes.ts";
+import type { Logger } from "../util/log.ts";
+import { type EventBody, eventId } from "./event.ts";
+
+export interface TrackerDeps {
+	fleet: Fleet;
+	db: Db;
+	threads: ThreadStore;
+	dispatches: DispatchStore;
+	outbox: Outbox;
+	metrics: Metrics;
+	log: Logger;
+	now: () => number;
+	/** Called after new rows were committed (wakes the delivery worker). */
+	onEmitted: () => void;
+}
+
+const MESSAGE_CAP = 4_000;
+
+export interface Tracker {
+	start(): void;
+	stop(): void;
+	/** Re-evaluates one thread now (after t3_watch or a dispatch). */
+	check(threadId: string): void;
+	/** Resolves when no evaluation is running (tests, shutdown). */
+	idle(): Promise<void>;
+}
+
+export function createTracker(deps: TrackerDeps): Tracker {
+	const unsubscribes: (() => void)[] = [];
+	const running = new Map<string, { again: boolean; done: Promise<void> }>();
+
+	const machineOf = (record: ThreadRecord): FleetMachine | undefined => deps.fleet.get(record.machine);
+
+	const check = (threadId: string) => {
+		const state = running.get(threadId);
+		if (state) {
+			state.again = true;
+			return;
+		}
+		const mine = { again: false, done: Promise.resolve() };
+		mine.done = (async () => {
+			do {
+				mine.again = false;
+				try {
+					await evaluate(deps, threadId);
+				} catch (error) {
+					// Retried on the next shell change or reconnect; the persisted state is untouched.
+					deps.log.debug("event evaluation failed", { threadId, error });
+				}
+			} while (mine.again);
+			running.delete(threadId);
+		})();
+		running.set(threadId, mine);
+	};
+
+	const checkMachine = (name: string) => {
+		for (const record of deps.threads.all()) {
+			if (record.watched === 1 && record.machine === name) check(record.thread_id);
+		}
+	};
+
+	return {
+		start() {
+			for (const entry of deps.fleet.list()) {
+				const name = entry.config.name;
+				unsubscribes.push(
+					entry.machine.onChange((change) => {
+						if (change.kind === "thread") {
+							const record = deps.threads.get(change.thread.id);
+							if (record?.watched === 1 && record.machine === name) check(change.thread.id);
+						} else if (change.kind === "thread.removed") {
+							const record = deps.threads.get(change.threadId);
+							if (record?.watched === 1 && record.machine === name) check(change.threadId);
+						} else if (change.kind === "synchronized") {
+							// Catch-up after (re)connect: compare persisted state with the fresh shell.
+							checkMachine(name);
+						}
+					}),
+				);
+			}
+			for (const entry of deps.fleet.list()) {
+				if (entry.machine.status().state === "online") checkMachine(entry.config.name);
+			}
+		},
+		stop() {
+			for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+		},
+		check,
+		async idle() {
+			while (running.size) await Promise.all([...running.values()].map((r) => r.done));
+		},
+	};
+
+	async function evaluate(deps: TrackerDeps, threadId: string): Promise<void> {
+		const record = deps.threads.get(threadId);
+		if (!record || record.watched !== 1) return;
+		const entry = machineOf(record);
+		if (!entry || entry.machine.status().state !== "online") return;
+		const shell = entry.machine.thread(threadId);
+		if (!shell) {
+			await forgetIfGone(deps, entry, record);
+			return;
+		}
+		const requestId = shell.pendingRuntimeRequest?.id ?? null;
+		const changed =
+			shell.latestRunId !== record.last_run_id ||
+			shell.status !== record.last_status ||
+			requestId !== record.last_request_id;
+		if (!changed) return;
+		const needsProjection =
+			TERMINAL_RUN_STATUSES.has(shell.status) ||
+			(requestId !== null && requestId !== record.last_request_id) ||
+			(record.last_run_id !== null && shell.latestRunId !== record.last_run_id);
+		if (!needsProjection) {
+			deps.threads.observe(threadId, seen(shell), deps.now());
+			return;
+		}
+		const { projection } = await entry.machine.getThread(threadId);
+		const project = deps.fleet.project(entry, projection.thread.projectId);
+		if (!project) return;
+		const fresh = deps.threads.get(threadId);
+		if (!fresh || fresh.watched !== 1) return;
+		const emitted = deps.db.transaction(() => {
+			const bodies = transitions(deps, entry, fresh, shell, projection, project);
+			for (const body of bodies) {
+				deps.outbox.insert({
+					id: body.id,
+					thread_id: threadId,
+					thread_seq: body.thread_seq,
+					dedupe_key: body.dedupe,
+					type: body.event.type,
+					origin: body.event.origin,
+					body: JSON.stringify(body.event),
+					created_at: deps.now(),
+				});
+			}
+			deps.threads.observe(threadId, seen(shell), deps.now());
+			deps.threads.setBaseline(threadId, watermark(projection, fresh.baseline_ordinal));
+			return bodies.length;
+		})();
+		if (emitted) {
+			deps.metrics.inc("t3code_mcp_events_emitted_total", {}, emitted);
+			deps.onEmitted();
+		}
+	}
+}
+
+function seen(shell: ThreadShell) {
+	return {
+		runId: shell.latestRunId,
+		status: shell.status,
+		requestId: shell.pendingRuntimeRequest?.id ?? null,
+		title: shell.title,
+	};
+}
+
+/** The events this projection shows that were not emitted yet, in the order they happened. */
+function transitions(
+	deps: TrackerDeps,
+	entry: FleetMachine,
+	record: ThreadRecord,
+	shell: ThreadShell,
+	projection: ThreadProjection,
+	project: Parameters<typeof projectRef>[0],
+): { id: string; dedupe: string; thread_seq: number; event: EventBody }[] {
+	const out: { id: string; dedupe: string; thread_seq: number; event: EventBody }[] = [];
+	const originOf = (runId: string, userMessageId: string | null) =>
+		(deps.dispatches.byRunId(runId) ?? (userMessageId ? deps.dispatches.byMessageId(userMessageId) : undefined))
+			?.origin ?? record.origin;
+	const base = (runId: string | null, runStatus: string | null, origin: string | null) => ({
+		machine: entry.config.name,
+		thread_id: record.thread_id,
+		project: projectRef(project),
+		title: shell.title,
+		run_id: runId,
+		run_status: runStatus,
+		origin,
+	});
+	const push = (dedupe: string, build: (id: string, seq: number) => EventBody) => {
+		if (deps.outbox.has(record.thread_id, dedupe)) return;
+		const id = eventId();
+		const seq = deps.threads.nextSeq(record.thread_id);
+		out.push({ id, dedupe, thread_seq: seq, event: build(id, seq) });
+	};
+
+	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
+	const question = pendingQuestion(projection, shell.pendingRuntimeRequest ?? null);
+	const questionRun = question ? (runs.find((r) => r.id === shell.activeRunId) ?? runs.at(-1)) : undefined;
+	for (const run of runs) {
+		if (run.ordinal <= record.baseline_ordinal) continue;
+		const outcome = runOutcome(run.status);
+		if (!outcome) continue;
+		const message = finalAssistantMessage(projection, run.id);
+		push(`run:${run.id}`, (id, seq) => ({
+			id,
+			type: `thread.${outcome}`,
+			occurred_at: run.completedAt ?? new Date(deps.now()).toISOString(),
+			...base(run.id, run.status, originOf(run.id, run.userMessageId)),
+			thread_seq: seq,
+			message: message === null ? null : capText(message, MESSAGE_CAP),
+			error: outcome === "completed" ? null : runError(projection, run.id),
+			question: null,
+		}));
+	}
+	if (question) {
+		const createdAt =
+			shell.pendingRuntimeRequest?.id === question.request_id ? shell.pendingRuntimeRequest.createdAt : undefined;
+		push(`request:${question.request_id}`, (id, seq) => ({
+			id,
+			type: "thread.question",
+			occurred_at: createdAt ?? new Date(deps.now()).toISOString(),
+			...base(
+				questionRun?.id ?? null,
+				questionRun?.status ?? null,
+				questionRun ? originOf(questionRun.id, questionRun.userMessageId) : record.origin,
+			),
+			thread_seq: seq,
+			message: null,
+			error: null,
+			question,
+		}));
+	}
+	return out;
+}
+
+/** Highest ordinal up to which every run is terminal: older runs can never produce events again. */
+function watermark(projection: ThreadProjection, current: number): number {
+	let mark = current;
+	for (const run of [...projection.runs].sort((a, b) => a.ordinal - b.ordinal)) {
+		if (run.ordinal <= mark) continue;
+		if (run.ordinal !== mark + 1 || !TERMINAL_RUN_STATUSES.has(run.status)) break;
+		mark = run.ordinal;
+	}
+	return mark;
+}
+
+/** A watched thread that left the shell: stop watching it if T3 no longer has it. */
+async function forgetIfGone(deps: TrackerDeps, entry: FleetMachine, record: ThreadRecord): Promise<void> {
+	try {
+		const { projection } = await entry.machine.getThread(record.thread_id);
+		// Archived: nothing more will happen to it; stop watching quietly. Otherwise the shell
+		// simply has not listed it yet (a dispatch racing a reconnect): keep watching.
+		if (projection.thread.archivedAt || projection.thread.deletedAt) {
+			deps.threads.setWatched(record.thread_id, false, record.origin, deps.now());
+			deps.log.info("stopped watching an archived thread", { threadId: record.thread_id });
+		}
+	} catch (error) {
+		if (error instanceof T3Error && error.code === "NOT_FOUND") {
+			deps.threads.setWatched(record.thread_id, false, record.origin, deps.now());
+			deps.log.info("stopped watching a deleted thread", { threadId: record.thread_id });
+			return;
+		}
+		throw error;
+	}
+}

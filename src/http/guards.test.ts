@@ -1,0 +1,226 @@
+import { describe, expect, it } from "bun:test";
+import { Hono } from "hono";
+import { bearerGuard, hostGuard, originGuard } from "./guards.ts";
+import { hostName, isLoopback } from "./host.ts";
+
+const withGuard = (guard: ReturnType<typeof hostGuard>) => {
+	const app = new Hono();
+	app.use(guard);
+	app.get("/healthz", (c) => c.json({ status: "ok" }));
+	return app;
+};
+
+const get = (
+	app: Hono,
+	headers: Record<string, string>,
+	url = "http://localhost/healthz",
+) => app.request(url, { headers });
+
+describe("hostGuard", () => {
+	const loopback = withGuard(
+		hostGuard({ listenHost: "127.0.0.1", allowedHosts: [] }),
+	);
+
+	it("on loopback, refuses a foreign Host", async () => {
+		const res = await get(loopback, { Host: "evil.example" });
+		expect(res.status).toBe(403);
+		expect(await res.json()).toEqual({
+			error: "host not allowed",
+			host: "evil.example",
+		});
+		expect(
+			(await get(loopback, { Host: "localhost.evil.example:8000" })).status,
+		).toBe(403);
+		expect((await get(loopback, { Host: "127.0.0.1.nip.io" })).status).toBe(
+			403,
+		);
+		expect((await get(loopback, { Host: "[::1" })).status).toBe(403);
+	});
+
+	it("on loopback, accepts loopback names with or without port", async () => {
+		for (const host of [
+			"localhost:8000",
+			"127.0.0.1:8000",
+			"[::1]:8000",
+			"LOCALHOST",
+			"127.1.2.3",
+			"localhost.",
+		]) {
+			const res = await get(loopback, { Host: host });
+			expect(res.status, host).toBe(200);
+		}
+	});
+
+	it("falls back to the request URL when there is no Host header", async () => {
+		expect(
+			(await loopback.request("http://localhost:8000/healthz")).status,
+		).toBe(200);
+		expect((await loopback.request("http://evil.example/healthz")).status).toBe(
+			403,
+		);
+	});
+
+	it("on loopback, accepts listed hosts too", async () => {
+		const app = withGuard(
+			hostGuard({ listenHost: "localhost", allowedHosts: ["mcp.example"] }),
+		);
+		expect((await get(app, { Host: "MCP.example:443" })).status).toBe(200);
+		expect((await get(app, { Host: "other.example" })).status).toBe(403);
+	});
+
+	it("::1 listening counts as loopback", async () => {
+		const app = withGuard(hostGuard({ listenHost: "::1", allowedHosts: [] }));
+		expect((await get(app, { Host: "evil.example" })).status).toBe(403);
+		expect((await get(app, { Host: "[::1]:8000" })).status).toBe(200);
+	});
+
+	it("on 0.0.0.0 without ALLOWED_HOSTS, any Host passes (the container case)", async () => {
+		const app = withGuard(
+			hostGuard({ listenHost: "0.0.0.0", allowedHosts: [] }),
+		);
+		expect((await get(app, { Host: "t3code-mcp:8000" })).status).toBe(200);
+		expect((await get(app, { Host: "evil.example" })).status).toBe(200);
+	});
+
+	it("on 0.0.0.0 with ALLOWED_HOSTS, only listed and loopback hosts pass", async () => {
+		const app = withGuard(
+			hostGuard({ listenHost: "0.0.0.0", allowedHosts: ["t3code-mcp", "::2"] }),
+		);
+		expect((await get(app, { Host: "t3code-mcp:8000" })).status).toBe(200);
+		expect((await get(app, { Host: "[::2]:8000" })).status).toBe(200);
+		expect((await get(app, { Host: "localhost:8000" })).status).toBe(200);
+		const res = await get(app, { Host: "evil.example:8000" });
+		expect(res.status).toBe(403);
+		expect(await res.json()).toEqual({
+			error: "host not allowed",
+			host: "evil.example:8000",
+		});
+	});
+});
+
+describe("originGuard", () => {
+	const app = new Hono();
+	app.use(originGuard(["https://claude.ai", "http://localhost:5173"]));
+	app.post("/mcp", (c) => c.json({ ok: true }));
+	const post = (headers: Record<string, string>) =>
+		app.request("http://localhost/mcp", { method: "POST", headers });
+
+	it("lets requests without Origin through", async () => {
+		expect((await post({})).status).toBe(200);
+	});
+
+	it("refuses an unlisted Origin with 403 JSON", async () => {
+		const res = await post({ Origin: "https://evil.example" });
+		expect(res.status).toBe(403);
+		expect(await res.json()).toEqual({
+			error: "origin not allowed",
+			origin: "https://evil.example",
+		});
+		expect((await post({ Origin: "null" })).status).toBe(403);
+		expect((await post({ Origin: "http://localhost:5174" })).status).toBe(403);
+		expect((await post({ Origin: "http://claude.ai" })).status).toBe(403);
+	});
+
+	it("accepts a listed Origin, case-insensitive on scheme and host", async () => {
+		expect((await post({ Origin: "https://claude.ai" })).status).toBe(200);
+		expect((await post({ Origin: "HTTPS://Claude.AI" })).status).toBe(200);
+		expect((await post({ Origin: "https://claude.ai:443" })).status).toBe(200);
+		expect((await post({ Origin: "http://localhost:5173" })).status).toBe(200);
+	});
+
+	it("with an empty list, refuses every Origin", async () => {
+		const strict = new Hono();
+		strict.use(originGuard([]));
+		strict.get("/", (c) => c.text("ok"));
+		expect(
+			(
+				await strict.request("/", {
+					headers: { Origin: "http://localhost:8000" },
+				})
+			).status,
+		).toBe(403);
+	});
+});
+
+describe("bearerGuard", () => {
+	const app = new Hono();
+	app.use("/mcp", bearerGuard("s3cret-token"));
+	app.post("/mcp", (c) => c.json({ ok: true }));
+	app.get("/healthz", (c) => c.json({ status: "ok" }));
+	const post = (headers: Record<string, string>) =>
+		app.request("http://localhost/mcp", { method: "POST", headers });
+
+	it("refuses a missing or wrong token with a plain 401 and no WWW-Authenticate", async () => {
+		for (const authorization of [
+			undefined,
+			"Bearer nope",
+			"Bearer s3cret-token2",
+			"Basic s3cret-token",
+			"s3cret-token",
+			"Bearer ",
+		]) {
+			const res = await post(
+				authorization === undefined ? {} : { Authorization: authorization },
+			);
+			expect(res.status, String(authorization)).toBe(401);
+			expect(res.headers.get("www-authenticate")).toBeNull();
+			expect(await res.json()).toEqual({ error: "unauthorized" });
+		}
+	});
+
+	it("accepts the right token (scheme case-insensitive)", async () => {
+		expect((await post({ Authorization: "Bearer s3cret-token" })).status).toBe(
+			200,
+		);
+		expect((await post({ Authorization: "bearer s3cret-token" })).status).toBe(
+			200,
+		);
+	});
+
+	it("guards only the paths it is mounted on", async () => {
+		expect((await app.request("http://localhost/healthz")).status).toBe(200);
+	});
+
+	it("lets everything through when no token is configured", async () => {
+		const open = new Hono();
+		open.use(bearerGuard(undefined));
+		open.get("/", (c) => c.text("ok"));
+		expect((await open.request("/")).status).toBe(200);
+	});
+});
+
+describe("host helpers", () => {
+	it("hostName strips port, brackets and a trailing dot", () => {
+		expect(hostName("Example.COM:8000")).toBe("example.com");
+		expect(hostName("[::1]:8000")).toBe("::1");
+		expect(hostName("[::1]")).toBe("::1");
+		expect(hostName("localhost.")).toBe("localhost");
+		expect(hostName("::1")).toBeUndefined();
+		expect(hostName("a:b")).toBeUndefined();
+		expect(hostName("[::1]x")).toBeUndefined();
+		expect(hostName("")).toBeUndefined();
+	});
+
+	it("isLoopback", () => {
+		for (const h of [
+			"localhost",
+			"127.0.0.1",
+			"127.255.0.9",
+			"::1",
+			"[::1]",
+			"::ffff:127.0.0.1",
+		]) {
+			expect(isLoopback(h), h).toBe(true);
+		}
+		for (const h of [
+			"0.0.0.0",
+			"::",
+			"128.0.0.1",
+			"127.0.0.256",
+			"localhost.example",
+			"10.0.0.1",
+		]) {
+			expect(isLoopback(h), h).toBe(false);
+		}
+	});
+});

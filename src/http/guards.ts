@@ -1,0 +1,106 @@
+/**
+ * Request guards for the HTTP app (CONTRACT.md "HTTP"): browser Origin allow-list, Host check
+ * against DNS rebinding, and the optional static bearer token. Hono middleware on web-standard
+ * Request/Response only, so tests call `app.request(…)` without a port.
+ */
+import type { MiddlewareHandler } from "hono";
+import { hostName, isLoopback } from "./host.ts";
+
+/** `scheme://host[:port]`, lowercased and without the default port; undefined when not a URL. */
+function normaliseOrigin(origin: string): string | undefined {
+	try {
+		const url = new URL(origin);
+		return url.origin === "null" ? undefined : url.origin;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * Refuses (403) a request carrying an `Origin` header that is not in `allowedOrigins`. Requests
+ * without `Origin` (CLI clients, gateways) pass: only browsers send it, and a page on another
+ * site must not reach a server on the user's loopback or tailnet.
+ *
+ * @example app.use(originGuard(["https://claude.ai"]))
+ */
+export const originGuard = (allowedOrigins: string[]): MiddlewareHandler => {
+	const allowed = new Set(
+		allowedOrigins.map((o) => normaliseOrigin(o) ?? o.toLowerCase()),
+	);
+	return async function originGuard(c, next) {
+		const origin = c.req.header("origin");
+		if (origin !== undefined) {
+			const key = normaliseOrigin(origin) ?? origin.trim().toLowerCase();
+			if (!allowed.has(key))
+				return c.json({ error: "origin not allowed", origin }, 403);
+		}
+		await next();
+	};
+};
+
+export interface HostGuardOptions {
+	/** The address the server listens on (`T3CODE_MCP_HOST`). */
+	listenHost: string;
+	/** Extra accepted `Host` names (`T3CODE_MCP_ALLOWED_HOSTS`), without port. */
+	allowedHosts: string[];
+}
+
+/**
+ * DNS-rebinding protection. Listening on loopback, `Host` must be a loopback name or listed in
+ * `allowedHosts`; on any other address it is checked only when `allowedHosts` is non-empty
+ * (then loopback names are still accepted). So a container on 0.0.0.0 answers
+ * `Host: t3code-mcp:8000` with no setting. Refusal: 403 `{error: "host not allowed", host}`.
+ *
+ * @example app.use(hostGuard({ listenHost: "127.0.0.1", allowedHosts: [] }))
+ */
+export const hostGuard = ({
+	listenHost,
+	allowedHosts,
+}: HostGuardOptions): MiddlewareHandler => {
+	const allowed = new Set(
+		allowedHosts.map((h) => hostName(h) ?? h.toLowerCase()),
+	);
+	const check = isLoopback(listenHost) || allowed.size > 0;
+	return async function hostGuard(c, next) {
+		if (check) {
+			// Bun builds `Request.url` from the Host header; fall back to it when the header is absent.
+			const host = c.req.header("host") ?? new URL(c.req.url).host;
+			const name = hostName(host);
+			if (name === undefined || !(isLoopback(name) || allowed.has(name))) {
+				return c.json({ error: "host not allowed", host }, 403);
+			}
+		}
+		await next();
+	};
+};
+
+const encoder = new TextEncoder();
+const sha256 = async (s: string) =>
+	new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s)));
+
+/**
+ * When `token` is set, requires `Authorization: Bearer <token>`; otherwise a bare 401
+ * `{error: "unauthorized"}`. Deliberately no `WWW-Authenticate` header: MCP clients (Claude
+ * Code) start OAuth discovery when one is advertised and then ignore the static bearer.
+ * The comparison hashes both sides first, so its time depends on neither length nor content.
+ *
+ * @example app.use("/mcp", bearerGuard(config.server.token))
+ */
+export const bearerGuard = (token: string | undefined): MiddlewareHandler => {
+	const expected =
+		token === undefined || token === "" ? undefined : sha256(token);
+	return async function bearerGuard(c, next) {
+		if (expected !== undefined) {
+			const match = /^Bearer[ \t]+(.*?)[ \t]*$/i.exec(
+				c.req.header("authorization") ?? "",
+			);
+			const given = await sha256(match?.[1] ?? "");
+			const want = await expected;
+			let diff = match === null ? 1 : 0;
+			for (let i = 0; i < want.length; i++)
+				diff |= (want[i] ?? 0) ^ (given[i] ?? 0);
+			if (diff !== 0) return c.json({ error: "unauthorized" }, 401);
+		}
+		await next();
+	};
+};

@@ -1,0 +1,75 @@
+/**
+ * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
+ * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2 --step-ms N.
+ * Bad flags print a clear message on stderr and exit with code 2.
+ */
+import { startSim } from "./sim.ts";
+import type { SimOptions } from "./types.ts";
+
+export class SimUsageError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "SimUsageError";
+	}
+}
+
+const USAGE = "usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N]";
+
+function integer(flag: string, value: string, min: number, max: number): number {
+	const n = Number(value);
+	if (!/^\d+$/.test(value) || n < min || n > max) throw new SimUsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+	return n;
+}
+
+/** Pure flag parsing, exported for tests. Default port 3773 (T3 Code's usual port). */
+export function parseSimFlags(argv: string[]): SimOptions {
+	const options: SimOptions = { port: 3773 };
+	const projects: { title: string; workspaceRoot: string }[] = [];
+	for (let i = 0; i < argv.length; i++) {
+		const flag = argv[i] as string;
+		const value = argv[i + 1];
+		if (flag === "--help" || flag === "-h") throw new SimUsageError(USAGE);
+		if (!["--host", "--port", "--token", "--project", "--protocol", "--step-ms"].includes(flag)) {
+			throw new SimUsageError(`unknown flag "${flag}"\n${USAGE}`);
+		}
+		if (value === undefined || value.startsWith("--")) throw new SimUsageError(`${flag} needs a value\n${USAGE}`);
+		i++;
+		if (flag === "--host") options.host = value;
+		else if (flag === "--port") options.port = integer(flag, value, 0, 65535);
+		else if (flag === "--token") options.token = value;
+		else if (flag === "--step-ms") options.stepMs = integer(flag, value, 0, 60_000);
+		else if (flag === "--protocol") {
+			if (value !== "1" && value !== "2") throw new SimUsageError(`--protocol must be 1 or 2, got "${value}"`);
+			options.protocol = value === "1" ? 1 : 2;
+		} else {
+			const eq = value.indexOf("=");
+			if (eq <= 0 || eq === value.length - 1) throw new SimUsageError(`--project must look like TITLE=PATH, got "${value}"`);
+			projects.push({ title: value.slice(0, eq), workspaceRoot: value.slice(eq + 1) });
+		}
+	}
+	if (projects.length > 0) options.projects = projects;
+	return options;
+}
+
+export async function runSimCommand(argv: string[]): Promise<void> {
+	let options: SimOptions;
+	try {
+		options = parseSimFlags(argv);
+	} catch (error) {
+		if (!(error instanceof SimUsageError)) throw error;
+		process.stderr.write(`sim: ${error.message}\n`);
+		process.exit(2);
+	}
+	const sim = await startSim(options);
+	process.stdout.write(`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`);
+	await new Promise<void>((resolve) => {
+		const done = () => {
+			process.off("SIGINT", done);
+			process.off("SIGTERM", done);
+			resolve();
+		};
+		process.on("SIGINT", done);
+		process.on("SIGTERM", done);
+	});
+	await sim.stop();
+}

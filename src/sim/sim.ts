@@ -1,0 +1,153 @@
+/**
+ * `startSim`: wires store, engine, auth and the wire protocol into one Bun.serve on
+ * loopback, and exposes the fault-injection and introspection handle tests drive. The `/ws`
+ * upgrade lives here: 426 gate first (PROTOCOL.md §1.3), then ticket or bearer auth (§2.4).
+ */
+import type { Server, ServerWebSocket } from "bun";
+import { bearerOf, createAuth, OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
+import type { SimContext } from "./context.ts";
+import { createEngine } from "./engine.ts";
+import { authInvalid, handleHttp, json } from "./http-routes.ts";
+import { newId } from "./rows.ts";
+import { type ConnData, createConnection } from "./rpc-server.ts";
+import { createScheduler } from "./scheduler.ts";
+import { createStore } from "./store.ts";
+import type { Sim, SimOptions } from "./types.ts";
+
+const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
+
+export async function startSim(options: SimOptions = {}): Promise<Sim> {
+	const host = options.host ?? "127.0.0.1";
+	const token = options.token ?? `sim-${newId()}`;
+	const store = createStore();
+	for (const project of options.projects ?? DEFAULT_PROJECTS) store.addProject(project);
+	const scheduler = createScheduler();
+	const engine = createEngine({ store, scheduler, stepMs: options.stepMs ?? 20 });
+	const auth = createAuth([{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] }, ...(options.tokens ?? [])]);
+	const requests: Record<string, number> = {};
+	const ctx: SimContext = {
+		protocol: options.protocol ?? 2,
+		coalesceMs: options.coalesceMs ?? 20,
+		serverVersion: options.serverVersion ?? "0.1.0-sim",
+		label: options.label ?? "T3 simulator",
+		environmentId: `sim-${newId()}`,
+		store,
+		engine,
+		auth,
+		scheduler,
+		faults: { blackholed: false, delayMs: 0, dropReplies: new Map() },
+		wire: { recording: false, frames: [], requests },
+		count: (key) => {
+			requests[key] = (requests[key] ?? 0) + 1;
+		},
+	};
+	const sockets = new Set<ServerWebSocket<ConnData>>();
+	let nextConnId = 1;
+	let stopped = false;
+
+	function upgrade(request: Request, server: Server<ConnData>, url: URL): Response | undefined {
+		ctx.count("GET /ws");
+		if (ctx.protocol === 2 && url.searchParams.get("orchestrationProtocol") !== "2") {
+			// Checked before auth, so a ticket is not consumed by a mismatched client.
+			return json(426, {
+				code: "orchestration_protocol_incompatible",
+				message: "Update this client to one that supports orchestration protocol 2.",
+				orchestrationProtocolVersion: 2,
+			});
+		}
+		const ticket = url.searchParams.get("wsTicket");
+		const bearer = bearerOf(request);
+		if (ticket === null && bearer === undefined) return authInvalid("missing_credential");
+		const session = ticket !== null ? auth.redeemTicket(ticket) : auth.verify(bearer);
+		if (!session) return authInvalid("invalid_credential");
+		const data: ConnData = { id: nextConnId++, scopes: [...session.scopes] };
+		if (server.upgrade(request, { data })) return undefined;
+		return json(400, { message: "Expected a WebSocket upgrade" });
+	}
+
+	function listen(port: number): Server<ConnData> {
+		return Bun.serve<ConnData>({
+			hostname: host,
+			port,
+			idleTimeout: 60,
+			async fetch(request, server) {
+				const url = new URL(request.url);
+				if (url.pathname === "/ws") return upgrade(request, server, url);
+				const response = handleHttp(ctx, request);
+				const delay = ctx.faults.delayMs;
+				if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+				return response;
+			},
+			websocket: {
+				open(ws) {
+					sockets.add(ws);
+					ws.data.conn = createConnection(ctx, ws);
+				},
+				message(ws, message) {
+					ws.data.conn?.onMessage(message);
+				},
+				close(ws) {
+					sockets.delete(ws);
+					ws.data.conn?.onClose();
+				},
+			},
+		});
+	}
+
+	let server = listen(options.port ?? 0);
+	const port = server.port ?? options.port ?? 0;
+
+	function closeSockets(): void {
+		for (const ws of [...sockets]) ws.data.conn?.terminate();
+		sockets.clear();
+	}
+
+	return {
+		url: `http://${host}:${port}`,
+		port,
+		token,
+		async stop() {
+			if (stopped) return;
+			stopped = true;
+			closeSockets();
+			engine.cancelAll();
+			scheduler.cancelAll();
+			await server.stop(true);
+		},
+		async restart() {
+			closeSockets();
+			await server.stop(true);
+			// A real restart cancels every run that was not finished (OBSERVED.md §5.6).
+			engine.cancelAll();
+			scheduler.cancelAll();
+			server = listen(port);
+		},
+		dropSockets: closeSockets,
+		blackhole(on) {
+			ctx.faults.blackholed = on;
+		},
+		revokeToken: (t) => auth.revoke(t),
+		restoreToken: (t) => auth.restore(t),
+		setDelay(ms) {
+			ctx.faults.delayMs = ms;
+		},
+		dropNextReply(tag) {
+			ctx.faults.dropReplies.set(tag, (ctx.faults.dropReplies.get(tag) ?? 0) + 1);
+		},
+		finishRun: (threadId) => engine.finishRun(threadId),
+		threadIds: () => [...store.threads.values()].filter((t) => !t.app.deletedAt).map((t) => t.id),
+		projection(threadId) {
+			const thread = store.threads.get(threadId);
+			return thread ? store.projection(thread) : undefined;
+		},
+		stats: () => ({
+			connections: sockets.size,
+			unackedChunks: [...sockets].reduce((n, ws) => n + (ws.data.conn?.unacked() ?? 0), 0),
+			requests: { ...requests },
+		}),
+		record(on) {
+			ctx.wire.recording = on;
+		},
+		frames: () => [...ctx.wire.frames],
+	};
+}

@@ -1,0 +1,84 @@
+/**
+ * The event outbox: rows are written in the same transaction as the thread state that produced
+ * them, and leave only by delivery (then compaction) or dead-lettering. `(thread_id, dedupe_key)`
+ * is unique, so replays, snapshots and reconnects can never emit the same transition twice.
+ */
+import type { Db } from "./db.ts";
+
+export interface EventRow {
+	id: string;
+	thread_id: string;
+	thread_seq: number;
+	dedupe_key: string;
+	type: string;
+	origin: string | null;
+	body: string;
+	status: "pending" | "delivered" | "dead";
+	attempts: number;
+	next_attempt_at: number;
+	last_error: string | null;
+	created_at: number;
+	delivered_at: number | null;
+}
+
+export function createOutbox(db: Db) {
+	const exists = db.query<{ one: number }, { thread: string; key: string }>(
+		"SELECT 1 AS one FROM events WHERE thread_id = $thread AND dedupe_key = $key",
+	);
+	const insert = db.query(
+		`INSERT INTO events (id, thread_id, thread_seq, dedupe_key, type, origin, body, status, next_attempt_at, created_at)
+		 VALUES ($id, $thread_id, $thread_seq, $dedupe_key, $type, $origin, $body, 'pending', $created_at, $created_at)`,
+	);
+	// The head of each thread's queue only: one thread's events never overtake each other.
+	const due = db.query<EventRow, { now: number; limit: number }>(
+		`SELECT e.* FROM events e
+		 WHERE e.status = 'pending' AND e.next_attempt_at <= $now
+		   AND e.thread_seq = (SELECT MIN(thread_seq) FROM events p WHERE p.thread_id = e.thread_id AND p.status = 'pending')
+		 ORDER BY e.next_attempt_at, e.created_at LIMIT $limit`,
+	);
+	const nextDue = db.query<{ at: number | null }, []>(
+		`SELECT MIN(e.next_attempt_at) AS at FROM events e
+		 WHERE e.status = 'pending'
+		   AND e.thread_seq = (SELECT MIN(thread_seq) FROM events p WHERE p.thread_id = e.thread_id AND p.status = 'pending')`,
+	);
+	const delivered = db.query(
+		"UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = $now, last_error = NULL WHERE id = $id",
+	);
+	const retry = db.query(
+		"UPDATE events SET attempts = attempts + 1, next_attempt_at = $at, last_error = $error WHERE id = $id",
+	);
+	const dead = db.query(
+		"UPDATE events SET status = 'dead', attempts = attempts + 1, last_error = $error WHERE id = $id",
+	);
+	const replayDead = db.query(
+		"UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = $now WHERE status = 'dead'",
+	);
+	const compact = db.query("DELETE FROM events WHERE status = 'delivered' AND delivered_at < $before");
+	const list = db.query<EventRow, { thread: string }>(
+		"SELECT * FROM events WHERE thread_id = $thread ORDER BY thread_seq",
+	);
+
+	return {
+		has: (threadId: string, dedupeKey: string) => exists.get({ thread: threadId, key: dedupeKey }) !== null,
+		insert: (row: Pick<EventRow, "id" | "thread_id" | "thread_seq" | "dedupe_key" | "type" | "origin" | "body" | "created_at">) => {
+			insert.run(row);
+		},
+		due: (now: number, limit: number): EventRow[] => due.all({ now, limit }),
+		nextDueAt: (): number | null => nextDue.get()?.at ?? null,
+		markDelivered: (id: string, now: number) => {
+			delivered.run({ id, now });
+		},
+		markRetry: (id: string, at: number, error: string) => {
+			retry.run({ id, at, error });
+		},
+		markDead: (id: string, error: string) => {
+			dead.run({ id, error });
+		},
+		/** Puts every dead-lettered event back in line; returns how many. */
+		replayDead: (now: number): number => replayDead.run({ now }).changes,
+		compact: (before: number): number => compact.run({ before }).changes,
+		forThread: (threadId: string): EventRow[] => list.all({ thread: threadId }),
+	};
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;

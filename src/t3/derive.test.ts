@@ -1,0 +1,283 @@
+import { describe, expect, it } from "bun:test";
+import { loadCapture, readCaptureJson, recordedCalls, summaryNotes } from "../../test/replay/captures.ts";
+import { decodeThreadDetail, decodeThreadProjection } from "./decode.ts";
+import {
+	capText,
+	finalAssistantMessage,
+	findRunByMessageId,
+	latestRun,
+	pendingQuestion,
+	questionOptionValue,
+	runDetails,
+	runError,
+	runOutcome,
+	TRUNCATION_MARKER,
+} from "./derive.ts";
+import type { ThreadProjection } from "./model.ts";
+
+/** The full thread after every capture ran (real server, OBSERVED.md §8). */
+function finalProjection(): ThreadProjection {
+	return decodeThreadDetail(readCaptureJson("http-after-recovery-thread.json")).projection;
+}
+
+/** messageIds our capture script sent with message.dispatch, in order. */
+function dispatchedMessageIds(capture: string): string[] {
+	return recordedCalls(loadCapture(capture))
+		.filter((c) => c.tag === "orchestration.dispatchCommand" && c.payload.type === "message.dispatch")
+		.map((c) => String(c.payload.messageId));
+}
+
+describe("runOutcome", () => {
+	it("maps every status", () => {
+		expect(runOutcome("completed")).toBe("completed");
+		for (const s of ["interrupted", "cancelled", "rolled_back"]) expect(runOutcome(s)).toBe("interrupted");
+		expect(runOutcome("failed")).toBe("failed");
+		for (const s of ["preparing", "queued", "starting", "running", "waiting", "idle", "future"]) {
+			expect(runOutcome(s)).toBeNull();
+		}
+	});
+});
+
+describe("derive from the captured projections", () => {
+	const cases: [capture: string, index: number][] = [
+		["ws-question.jsonl", 0],
+		["ws-interrupt.jsonl", 0],
+		["ws-fail.jsonl", 0],
+		["ws-busy.jsonl", 0],
+		["ws-busy.jsonl", 1],
+		["ws-busy.jsonl", 2],
+		["ws-approval.jsonl", 0],
+		["ws-stream-enabled.jsonl", 0],
+		["ws-continuation.jsonl", 0],
+	];
+	for (const [capture, index] of cases) {
+		it(`${capture} run #${index + 1}: outcome and final message match the capture's summary`, () => {
+			const projection = finalProjection();
+			const messageId = dispatchedMessageIds(capture)[index];
+			expect(messageId).toBeDefined();
+			const run = findRunByMessageId(projection, messageId as string);
+			const summary = summaryNotes(loadCapture(capture))[index] as {
+				run: { id: string; status: string };
+				assistantTexts: { text: string }[];
+			};
+			expect(run?.id).toBe(summary.run.id);
+			expect(run?.status).toBe(summary.run.status);
+			expect(runOutcome(run?.status ?? "")).toBe(runOutcome(summary.run.status));
+			expect(finalAssistantMessage(projection, run?.id ?? "")).toBe(summary.assistantTexts.at(-1)?.text ?? null);
+		});
+	}
+
+	it("failed run: error text from the error turn item", () => {
+		const projection = finalProjection();
+		const run = findRunByMessageId(projection, dispatchedMessageIds("ws-fail.jsonl")[0] as string);
+		expect(runOutcome(run?.status ?? "")).toBe("failed");
+		expect(runError(projection, run?.id ?? "")).toBe("fake codex failure");
+		const completed = findRunByMessageId(projection, dispatchedMessageIds("ws-question.jsonl")[0] as string);
+		expect(runError(projection, completed?.id ?? "")).toBeNull();
+		expect(runError(projection, completed?.id ?? "", { ...projection.thread, lastError: "shell says no" })).toBe(
+			"shell says no",
+		);
+	});
+
+	it("latestRun is the highest ordinal; the server-stop run is cancelled → interrupted", () => {
+		const run = latestRun(finalProjection());
+		expect(run?.ordinal).toBe(13);
+		expect(runOutcome(run?.status ?? "")).toBe("interrupted");
+	});
+
+	it("no pending question once everything is resolved", () => {
+		expect(pendingQuestion(finalProjection())).toBeNull();
+		expect(pendingQuestion(finalProjection(), null)).toBeNull();
+	});
+
+	it("a pending pre-release question: text from the turn item, label answers", () => {
+		const projection = finalProjection();
+		const request = projection.runtimeRequests.find((r) => r.kind === "user_input");
+		expect(request).toBeDefined();
+		const pending = {
+			...projection,
+			runtimeRequests: projection.runtimeRequests.map((r) => (r === request ? { ...r, status: "pending" } : r)),
+		};
+		const q = pendingQuestion(pending);
+		expect(q).toEqual({
+			request_id: request?.id as string,
+			kind: "user_input",
+			request_kind: "user_input",
+			prompt: "Which color should I use?",
+			questions: [
+				{
+					id: "color",
+					header: "Color",
+					text: "Which color should I use?",
+					options: ["Red", "Blue"],
+					multi_select: false,
+					allow_custom: true,
+				},
+			],
+		});
+		// Pre-release options have no value: answer with the label.
+		expect(questionOptionValue(pending, request?.id as string, "color", "Red")).toBe("Red");
+		// The shell's pendingRuntimeRequest alone is enough to find it.
+		expect(pendingQuestion(projection, { id: request?.id as string, kind: "user_input" })?.questions).toHaveLength(1);
+	});
+
+	it("a pending pre-release approval: prompt from the approval_request item", () => {
+		const projection = finalProjection();
+		const request = projection.runtimeRequests.find((r) => r.kind === "command");
+		const q = pendingQuestion(projection, { id: request?.id as string, kind: "command" });
+		expect(q).toEqual({
+			request_id: request?.id as string,
+			kind: "approval",
+			request_kind: "command",
+			prompt: "fake codex wants to list files",
+			questions: [],
+		});
+	});
+
+	it("runDetails lists messages, tools and files of a run", () => {
+		const projection = finalProjection();
+		const launchRun = projection.runs.find((r) => r.ordinal === 1);
+		const details = runDetails(projection, launchRun?.id ?? "");
+		expect(details.messages).toEqual([
+			{ role: "user", text: "say hi" },
+			{ role: "assistant", text: "Hello from fake codex." },
+		]);
+		expect(details.tools).toEqual([
+			{ kind: "command_execution", title: "Workspace ready", status: "completed", exit_code: 0 },
+		]);
+		expect(details.files).toEqual([]);
+	});
+
+	it("ws-getThreadProjection.result.json decodes and derives", () => {
+		const p = decodeThreadProjection((readCaptureJson("ws-getThreadProjection.result.json") as { value: unknown }).value);
+		const run = latestRun(p);
+		expect(run).not.toBeNull();
+		expect(() => runDetails(p, run?.id ?? "")).not.toThrow();
+	});
+});
+
+describe("derive from released-shape projections", () => {
+	const projection = decodeThreadProjection({
+		thread: { id: "t1", projectId: "p1", title: "x", lastError: "provider crashed" },
+		runs: [
+			{ id: "r1", ordinal: 1, userMessageId: "m1", status: "completed" },
+			{ id: "r2", ordinal: 2, userMessageId: "m2", status: "running" },
+		],
+		messages: [
+			{ id: "m1", runId: "r1", role: "user", text: "hi", streaming: false },
+			{ id: "a1", runId: "r1", role: "assistant", text: "first answer", streaming: false },
+			{ id: "a2", runId: "r2", role: "assistant", text: "partial", streaming: true },
+		],
+		turnItems: [
+			{ id: "i1", runId: "r1", ordinal: 2, type: "assistant_message", text: "draft", streaming: true },
+			{ id: "i2", runId: "r1", ordinal: 3, type: "assistant_message", text: "final answer", streaming: false },
+			{ id: "i0", runId: "r1", ordinal: 1, type: "assistant_message", text: "early", streaming: false },
+			{ id: "f1", runId: "r1", ordinal: 4, type: "file_change", fileName: "src/a.ts", status: "completed" },
+			{
+				id: "c1",
+				runId: "r1",
+				ordinal: 5,
+				type: "checkpoint",
+				files: [{ path: "src/b.ts", kind: "added", additions: 3, deletions: 0 }],
+			},
+			{ id: "w1", runId: "r1", ordinal: 6, type: "web_search", patterns: ["bun websocket"], status: "completed" },
+			{
+				id: "q1",
+				runId: "r2",
+				ordinal: 1,
+				type: "user_input_request",
+				requestId: "req-q",
+				questions: [
+					{
+						id: "envs",
+						header: "Envs",
+						question: "Which environments?",
+						options: [
+							{ label: "Staging", description: "", value: "stage" },
+							{ label: "Production", description: "" },
+						],
+						multiSelect: true,
+						allowCustomAnswer: false,
+					},
+				],
+			},
+			{
+				id: "ap",
+				runId: "r2",
+				ordinal: 2,
+				type: "approval_request",
+				requestId: "req-a",
+				requestKind: "file-change",
+				prompt: "write src/c.ts",
+				options: [{ decision: "accept", label: "Allow" }],
+			},
+		],
+		runtimeRequests: [
+			{ id: "req-q", kind: "user_input", status: "pending", responseCapability: { type: "message" } },
+			{ id: "req-a", kind: "file-change", status: "resolved" },
+			{ id: "req-auth", kind: "auth_refresh", status: "pending" },
+		],
+		providerSessions: [],
+	});
+
+	it("final message: last non-streaming item by ordinal; else the message row; never concatenated", () => {
+		expect(finalAssistantMessage(projection, "r1")).toBe("final answer");
+		expect(finalAssistantMessage(projection, "r2")).toBe("partial");
+		expect(finalAssistantMessage(projection, "nope")).toBeNull();
+		expect(findRunByMessageId(projection, "m2")?.id).toBe("r2");
+		expect(findRunByMessageId(projection, "m9")).toBeNull();
+		expect(latestRun(projection)?.id).toBe("r2");
+	});
+
+	it("question with values, multi-select and no custom answers", () => {
+		const q = pendingQuestion(projection, { id: "req-q", kind: "user_input" });
+		expect(q?.questions[0]).toEqual({
+			id: "envs",
+			header: "Envs",
+			text: "Which environments?",
+			options: ["Staging", "Production"],
+			multi_select: true,
+			allow_custom: false,
+		});
+		expect(questionOptionValue(projection, "req-q", "envs", "Staging")).toBe("stage");
+		expect(questionOptionValue(projection, "req-q", "envs", "Production")).toBe("Production");
+		expect(questionOptionValue(projection, "req-q", "envs", "free text")).toBe("free text");
+	});
+
+	it("approvals of any non-question kind; auth_refresh is neither", () => {
+		expect(pendingQuestion(projection, { id: "req-a", kind: "file-change" })).toMatchObject({
+			kind: "approval",
+			prompt: "write src/c.ts",
+		});
+		expect(pendingQuestion(projection, { id: "req-auth", kind: "auth_refresh" })).toBeNull();
+		// Without the shell: the newest pending request of the projection (auth_refresh here).
+		expect(pendingQuestion(projection)).toBeNull();
+	});
+
+	it("runError falls back to the shell lastError", () => {
+		expect(runError(projection, "r1")).toBe("provider crashed");
+	});
+
+	it("runDetails collects tools and files", () => {
+		const d = runDetails(projection, "r1");
+		expect(d.messages).toEqual([
+			{ role: "user", text: "hi" },
+			{ role: "assistant", text: "first answer" },
+		]);
+		expect(d.tools).toEqual([
+			{ kind: "file_change", title: "src/a.ts", status: "completed", exit_code: null },
+			{ kind: "web_search", title: "bun websocket", status: "completed", exit_code: null },
+		]);
+		expect(d.files).toEqual([
+			{ path: "src/a.ts", change: "modified" },
+			{ path: "src/b.ts", change: "added" },
+		]);
+	});
+
+	it("capText marks truncation visibly and keeps the limit", () => {
+		expect(capText("short", 10)).toBe("short");
+		const cut = capText("x".repeat(100), 40);
+		expect(cut.endsWith(TRUNCATION_MARKER)).toBe(true);
+		expect(cut.length).toBe(40);
+	});
+});

@@ -1,0 +1,185 @@
+/**
+ * Test harness: simulated T3 machines + the real server on loopback (ephemeral ports, temp
+ * state), and the official MCP client in either protocol era. Everything it starts, `stop()` ends.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type RunningServer, startServer } from "../../src/cli/serve.ts";
+import type { AppConfig, MachineConfig, ServerSettings } from "../../src/config/types.ts";
+import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
+import { silentLogger } from "../../src/util/log.ts";
+
+export type Era = "legacy" | "modern";
+export const ERAS: Era[] = ["legacy", "modern"];
+
+export interface MachineSpec {
+	name: string;
+	sim?: SimOptions;
+	/** Use this URL instead of starting a sim (e.g. an unreachable port). */
+	url?: string;
+	projects?: string[];
+	/** Override the token the machine uses (default: the sim's full token); null = unset env var. */
+	token?: string | null;
+	model?: string;
+	options?: { id: string; value: string | boolean }[];
+}
+
+export interface StackOptions {
+	machines?: MachineSpec[];
+	server?: Partial<ServerSettings>;
+	/** Reuse a state file (restart tests). */
+	statePath?: string;
+	progressIntervalMs?: number;
+}
+
+export interface Stack {
+	server: RunningServer;
+	sims: Map<string, Sim>;
+	sim(name?: string): Sim;
+	statePath: string;
+	dir: string;
+	client(options?: { era?: Era; headers?: Record<string, string> }): Promise<Client>;
+	/** Stops the server only (sims and state stay), for restart tests. */
+	stopServer(): Promise<void>;
+	stop(): Promise<void>;
+}
+
+export function machineConfig(spec: MachineSpec, url: string, token: string | undefined): MachineConfig {
+	const slash = spec.model?.indexOf("/") ?? -1;
+	return {
+		name: spec.name,
+		url,
+		tokenEnv: `T3_${spec.name.toUpperCase()}_TOKEN`,
+		token,
+		projects: spec.projects ?? ["*"],
+		model:
+			spec.model && slash > 0
+				? { instanceId: spec.model.slice(0, slash), model: spec.model.slice(slash + 1) }
+				: { instanceId: "claudeAgent", model: "claude-opus-5" },
+		options: spec.options ?? [],
+	};
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-test-"));
+	const statePath = options.statePath ?? join(dir, "state.sqlite");
+	const sims = new Map<string, Sim>();
+	const specs = options.machines ?? [{ name: "demo" }];
+	const machines: MachineConfig[] = [];
+	for (const spec of specs) {
+		let url = spec.url;
+		let token: string | undefined;
+		if (!url) {
+			const sim = await startSim({ stepMs: 5, coalesceMs: 5, ...spec.sim });
+			sims.set(spec.name, sim);
+			url = sim.url;
+			token = sim.token;
+		}
+		if (spec.token !== undefined) token = spec.token ?? undefined;
+		machines.push(machineConfig(spec, url, token));
+	}
+	const makeConfig = (): AppConfig => ({
+		file: join(dir, "t3code.toml"),
+		machines,
+		server: {
+			host: "127.0.0.1",
+			port: 0,
+			statePath,
+			token: undefined,
+			allowedHosts: [],
+			allowedOrigins: [],
+			hookUrl: undefined,
+			hookToken: undefined,
+			hookSecret: undefined,
+			waitTimeoutS: 600,
+			logLevel: "error",
+			...options.server,
+		},
+	});
+	let server = await startServer(makeConfig(), {
+		log: silentLogger,
+		progressIntervalMs: options.progressIntervalMs,
+	});
+	const clients: Client[] = [];
+	const stack: Stack = {
+		get server() {
+			return server;
+		},
+		sims,
+		sim(name) {
+			const sim = name ? sims.get(name) : sims.values().next().value;
+			if (!sim) throw new Error(`no sim ${name}`);
+			return sim;
+		},
+		statePath,
+		dir,
+		async client({ era = "legacy", headers = {} } = {}) {
+			const client = new Client(
+				{ name: "t3code-mcp-test", version: "1.0.0" },
+				era === "modern" ? { versionNegotiation: { mode: "auto" } } : {},
+			);
+			const token = server.services.config.server.token;
+			const authorization: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+			await client.connect(
+				new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
+					requestInit: { headers: { ...authorization, ...headers } },
+				}),
+			);
+			clients.push(client);
+			return client;
+		},
+		async stopServer() {
+			await server.stop();
+		},
+		async stop() {
+			await Promise.all(clients.map((c) => c.close().catch(() => {})));
+			await server.stop();
+			await Promise.all([...sims.values()].map((s) => s.stop()));
+			rmSync(dir, { recursive: true, force: true });
+		},
+	};
+	// Restart support: a new server on the same state file and machines.
+	(stack as Stack & { restartServer: () => Promise<void> }).restartServer = async () => {
+		await server.stop();
+		server = await startServer(makeConfig(), { log: silentLogger, progressIntervalMs: options.progressIntervalMs });
+	};
+	return stack;
+}
+
+export async function restartServer(stack: Stack): Promise<void> {
+	await (stack as Stack & { restartServer: () => Promise<void> }).restartServer();
+}
+
+export interface CallOutcome<T = Record<string, unknown>> {
+	isError: boolean;
+	data: T;
+	text: string;
+}
+
+export async function callTool<T = Record<string, unknown>>(
+	client: Client,
+	name: string,
+	args: Record<string, unknown> = {},
+	options: { onprogress?: (p: unknown) => void; signal?: AbortSignal } = {},
+): Promise<CallOutcome<T>> {
+	const result = await client.callTool({ name, arguments: args }, {
+		onprogress: options.onprogress,
+		resetTimeoutOnProgress: true,
+		timeout: 60_000,
+		signal: options.signal,
+	});
+	const content = (result.content ?? []) as { type: string; text?: string }[];
+	const text = content.map((c) => c.text ?? "").join("\n");
+	return { isError: result.isError === true, data: (result.structuredContent ?? {}) as T, text };
+}
+
+/** Polls a condition (for state that has no event to await), bounded by a deadline. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition") {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await predicate())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await Bun.sleep(5);
+	}
+}
