@@ -29,8 +29,12 @@ import { T3Error } from "./machine-api.ts";
 import type { ShellStreamItem } from "./model.ts";
 import { decodeExit } from "./rpc-codec.ts";
 
-function chunkValues(call: { frames: { frame: Record<string, unknown> }[] }): unknown[] {
-	return call.frames.filter((f) => f.frame._tag === "Chunk").flatMap((f) => f.frame.values as unknown[]);
+function chunkValues(call: {
+	frames: { frame: Record<string, unknown> }[];
+}): unknown[] {
+	return call.frames
+		.filter((f) => f.frame._tag === "Chunk")
+		.flatMap((f) => f.frame.values as unknown[]);
 }
 
 const FINAL_SHELL_STATUS: Record<string, string> = {
@@ -49,17 +53,25 @@ describe("decode: every captured shell stream item", () => {
 	for (const name of captureNames()) {
 		it(`${name}: shell items decode to known kinds with the recorded fields`, () => {
 			const unknownKinds: string[] = [];
-			const calls = recordedCalls(loadCapture(name)).filter((c) => c.tag === "orchestration.subscribeShell");
+			const calls = recordedCalls(loadCapture(name)).filter(
+				(c) => c.tag === "orchestration.subscribeShell",
+			);
 			let lastThreadStatus: string | undefined;
 			for (const call of calls) {
 				for (const raw of chunkValues(call)) {
-					const item: ShellStreamItem = decodeShellStreamItem(raw, (k) => unknownKinds.push(k));
+					const item: ShellStreamItem = decodeShellStreamItem(raw, (k) =>
+						unknownKinds.push(k),
+					);
 					const r = raw as Record<string, unknown>;
 					expect(item.kind).toBe(r.kind as ShellStreamItem["kind"]);
 					if (item.kind === "snapshot") {
 						const snap = r.snapshot as Record<string, unknown[]>;
-						expect(item.snapshot.threads).toHaveLength(snap.threads?.length ?? 0);
-						expect(item.snapshot.projects).toHaveLength(snap.projects?.length ?? 0);
+						expect(item.snapshot.threads).toHaveLength(
+							snap.threads?.length ?? 0,
+						);
+						expect(item.snapshot.projects).toHaveLength(
+							snap.projects?.length ?? 0,
+						);
 						expect(item.resolvedRepositoryIdentityRoots !== undefined).toBe(
 							r.resolvedRepositoryIdentityRoots !== undefined,
 						);
@@ -69,15 +81,19 @@ describe("decode: every captured shell stream item", () => {
 						expect(item.sequence).toBe(r.sequence as number);
 						expect(item.thread.id).toBe(t.id as string);
 						expect(item.thread.status).toBe(t.status as string);
-						expect(item.thread.activeRunId).toBe((t.activeRunId as string | null) ?? null);
+						expect(item.thread.activeRunId).toBe(
+							(t.activeRunId as string | null) ?? null,
+						);
 						expect(item.thread.pendingRuntimeRequest?.id ?? null).toBe(
 							(t.pendingRuntimeRequest as { id?: string } | null)?.id ?? null,
 						);
 						// Unknown keys survive decoding.
 						expect(item.thread.lineage).toEqual(t.lineage);
-						if (item.location === "active") lastThreadStatus = item.thread.status;
+						if (item.location === "active")
+							lastThreadStatus = item.thread.status;
 					}
-					if (item.kind === "thread.removed") expect(item.threadId).toBe(r.threadId as string);
+					if (item.kind === "thread.removed")
+						expect(item.threadId).toBe(r.threadId as string);
 				}
 			}
 			expect(unknownKinds).toEqual([]);
@@ -87,12 +103,20 @@ describe("decode: every captured shell stream item", () => {
 	}
 
 	it("ws-extras.jsonl: archive shows as thread.updated in the archive, delete as thread.removed", () => {
-		const calls = recordedCalls(loadCapture("ws-extras.jsonl")).filter((c) => c.tag === "orchestration.subscribeShell");
-		const items = calls.flatMap(chunkValues).map((v) => decodeShellStreamItem(v));
+		const calls = recordedCalls(loadCapture("ws-extras.jsonl")).filter(
+			(c) => c.tag === "orchestration.subscribeShell",
+		);
+		const items = calls
+			.flatMap(chunkValues)
+			.map((v) => decodeShellStreamItem(v));
 		const updated = items.find((i) => i.kind === "thread.updated");
-		expect(updated?.kind === "thread.updated" && updated.location).toBe("archive");
+		expect(updated?.kind === "thread.updated" && updated.location).toBe(
+			"archive",
+		);
 		const removed = items.find((i) => i.kind === "thread.removed");
-		expect(removed?.kind === "thread.removed" && removed.location).toBe("archive");
+		expect(removed?.kind === "thread.removed" && removed.location).toBe(
+			"archive",
+		);
 	});
 });
 
@@ -103,21 +127,32 @@ describe("decode: every captured thread stream item and RPC result", () => {
 			for (const call of recordedCalls(loadCapture(name))) {
 				if (call.tag === "orchestration.subscribeThread") {
 					for (const raw of chunkValues(call)) {
-						const item = decodeThreadStreamItem(raw, (k) => unknownKinds.push(k));
+						const item = decodeThreadStreamItem(raw, (k) =>
+							unknownKinds.push(k),
+						);
 						expect(item.kind).not.toBe("unknown");
 						if (item.kind === "snapshot") {
-							const p = (raw as { projection: { runs: unknown[]; turnItems: unknown[] } }).projection;
+							const p = (
+								raw as { projection: { runs: unknown[]; turnItems: unknown[] } }
+							).projection;
 							expect(item.projection.runs).toHaveLength(p.runs.length);
-							expect(item.projection.turnItems).toHaveLength(p.turnItems.length);
+							expect(item.projection.turnItems).toHaveLength(
+								p.turnItems.length,
+							);
 						}
 						if (item.kind === "event") {
 							const { type, payload } = item.event;
 							if (type === "run.created" || type === "run.updated") {
-								expect(decodeRun(payload).status).toBe((payload as { status: string }).status);
+								expect(decodeRun(payload).status).toBe(
+									(payload as { status: string }).status,
+								);
 							}
-							if (type === "turn-item.updated") expect(decodeTurnItem(payload).type).toBeTruthy();
-							if (type === "runtime-request.updated") expect(decodeRuntimeRequest(payload).kind).toBeTruthy();
-							if (type === "message.updated") expect(typeof decodeMessage(payload).text).toBe("string");
+							if (type === "turn-item.updated")
+								expect(decodeTurnItem(payload).type).toBeTruthy();
+							if (type === "runtime-request.updated")
+								expect(decodeRuntimeRequest(payload).kind).toBeTruthy();
+							if (type === "message.updated")
+								expect(typeof decodeMessage(payload).text).toBe("string");
 						}
 					}
 				}
@@ -130,10 +165,14 @@ describe("decode: every captured thread stream item and RPC result", () => {
 					expect(launch.threadId).toBe(launch.projection.thread.id);
 				}
 				if (call.tag === "orchestration.getThreadProjection") {
-					expect(decodeThreadProjection(result.value).runs.length).toBeGreaterThan(0);
+					expect(
+						decodeThreadProjection(result.value).runs.length,
+					).toBeGreaterThan(0);
 				}
 				if (call.tag === "orchestration.getArchivedShellSnapshot") {
-					expect(decodeShellSnapshot(result.value).snapshotSequence).toBeGreaterThan(0);
+					expect(
+						decodeShellSnapshot(result.value).snapshotSequence,
+					).toBeGreaterThan(0);
 				}
 			}
 			expect(unknownKinds).toEqual([]);
@@ -141,13 +180,20 @@ describe("decode: every captured thread stream item and RPC result", () => {
 	}
 
 	it("ws-launchThread.result.json and ws-getThreadProjection.result.json", () => {
-		const launch = decodeLaunchResult((readCaptureJson("ws-launchThread.result.json") as { value: unknown }).value);
+		const launch = decodeLaunchResult(
+			(readCaptureJson("ws-launchThread.result.json") as { value: unknown })
+				.value,
+		);
 		expect(launch.resumed).toBe(false);
 		expect(launch.projection.runs[0]?.status).toBe("preparing");
 		expect(launch.projection.thread.status).toBe("idle");
 		expect(launch.projection.thread.latestRunId).toBeNull();
 		const projection = decodeThreadProjection(
-			(readCaptureJson("ws-getThreadProjection.result.json") as { value: unknown }).value,
+			(
+				readCaptureJson("ws-getThreadProjection.result.json") as {
+					value: unknown;
+				}
+			).value,
 		);
 		expect(projection.runs.length).toBeGreaterThan(0);
 		expect(projection.messages.some((m) => m.role === "assistant")).toBe(true);
@@ -155,7 +201,8 @@ describe("decode: every captured thread stream item and RPC result", () => {
 });
 
 describe("decode: captured HTTP bodies", () => {
-	const body = (name: string) => (readCaptureJson(name) as { body: unknown }).body;
+	const body = (name: string) =>
+		(readCaptureJson(name) as { body: unknown }).body;
 
 	it("descriptor of the pre-release server has no protocol version (protocol 1 by the rule)", () => {
 		const d = decodeDescriptor(body("http-pre-descriptor.json"));
@@ -165,21 +212,31 @@ describe("decode: captured HTTP bodies", () => {
 	});
 
 	it("auth sessions: paired, admin, anonymous, bad token", () => {
-		expect(decodeAuthSession(body("http-pre-auth-session-paired.json")).scopes).toEqual([
-			"orchestration:read",
-			"orchestration:operate",
-		]);
-		expect(decodeAuthSession(body("http-pre-auth-session-admin.json")).authenticated).toBe(true);
-		expect(decodeAuthSession(body("http-pre-auth-session-anon.json")).authenticated).toBe(false);
+		expect(
+			decodeAuthSession(body("http-pre-auth-session-paired.json")).scopes,
+		).toEqual(["orchestration:read", "orchestration:operate"]);
+		expect(
+			decodeAuthSession(body("http-pre-auth-session-admin.json")).authenticated,
+		).toBe(true);
+		expect(
+			decodeAuthSession(body("http-pre-auth-session-anon.json")).authenticated,
+		).toBe(false);
 		const bad = decodeAuthSession(body("http-pre-auth-session-badtoken.json"));
 		expect(bad.authenticated).toBe(false);
 		expect(bad.scopes).toBeUndefined();
 	});
 
 	it("ticket, shells and thread details", () => {
-		expect(decodeTicket(body("http-pre-ws-ticket.json")).ticket).toBe("<redacted>");
-		for (const name of readCaptureNames("http-", "shell.json").concat(readCaptureNames("http-", "shell-with-protocol-header.json"))) {
-			const raw = readCaptureJson(name) as { status: number; body: { snapshotSequence: number; threads: unknown[] } };
+		expect(decodeTicket(body("http-pre-ws-ticket.json")).ticket).toBe(
+			"<redacted>",
+		);
+		for (const name of readCaptureNames("http-", "shell.json").concat(
+			readCaptureNames("http-", "shell-with-protocol-header.json"),
+		)) {
+			const raw = readCaptureJson(name) as {
+				status: number;
+				body: { snapshotSequence: number; threads: unknown[] };
+			};
 			if (raw.status !== 200) continue;
 			const shell = decodeShellSnapshot(raw.body);
 			expect(shell.snapshotSequence).toBe(raw.body.snapshotSequence);
@@ -188,7 +245,10 @@ describe("decode: captured HTTP bodies", () => {
 		const shell = decodeShellSnapshot(body("http-post-shell.json"));
 		expect(shell.threads[0]?.status).toBe("completed");
 		expect(shell.projects[0]?.id).toBe("project-ws-1");
-		for (const name of ["http-post-thread.json", "http-post-thread-with-protocol-header.json"]) {
+		for (const name of [
+			"http-post-thread.json",
+			"http-post-thread-with-protocol-header.json",
+		]) {
 			const detail = decodeThreadDetail(body(name));
 			expect(detail.snapshotSequence).toBe(211);
 			expect(detail.projection.runs.map((r) => r.status)).toEqual([
@@ -202,7 +262,9 @@ describe("decode: captured HTTP bodies", () => {
 				"completed",
 			]);
 		}
-		const recovered = decodeThreadDetail(readCaptureJson("http-after-recovery-thread.json"));
+		const recovered = decodeThreadDetail(
+			readCaptureJson("http-after-recovery-thread.json"),
+		);
 		expect(recovered.projection.runs.at(-1)?.status).toBe("cancelled");
 	});
 });
@@ -215,18 +277,26 @@ describe("decode: leniency and errors", () => {
 		} catch (err) {
 			expect((err as T3Error).code).toBe("BAD_RESPONSE");
 		}
-		expect(() => decodeThreadDetail({ snapshotSequence: 1, projection: { thread: {} } })).toThrow(T3Error);
+		expect(() =>
+			decodeThreadDetail({ snapshotSequence: 1, projection: { thread: {} } }),
+		).toThrow(T3Error);
 	});
 
 	it("malformed list members are skipped, not fatal", () => {
-		const p = decodeThreadProjection({ thread: { id: "t1" }, runs: [{ id: "r1", status: "running" }, { nope: 1 }] });
+		const p = decodeThreadProjection({
+			thread: { id: "t1" },
+			runs: [{ id: "r1", status: "running" }, { nope: 1 }],
+		});
 		expect(p.runs.map((r) => r.id)).toEqual(["r1"]);
 		expect(p.turnItems).toEqual([]);
 	});
 
 	it("unknown stream kinds become {kind:'unknown'} and are logged once per kind", () => {
 		const lines: string[] = [];
-		const report = createUnknownKindReporter(createLogger("debug", (l) => lines.push(l)), "shell stream item");
+		const report = createUnknownKindReporter(
+			createLogger("debug", (l) => lines.push(l)),
+			"shell stream item",
+		);
 		expect(decodeShellStreamItem({ kind: "shell.future" }, report)).toEqual({
 			kind: "unknown",
 			raw: { kind: "shell.future" },
@@ -234,18 +304,38 @@ describe("decode: leniency and errors", () => {
 		decodeShellStreamItem({ kind: "shell.future" }, report);
 		decodeShellStreamItem({ kind: "other.future" }, report);
 		expect(lines).toHaveLength(2);
-		expect(decodeShellStreamItem({ kind: "thread.updated", sequence: 3 }, report).kind).toBe("unknown");
-		expect(decodeThreadStreamItem({ kind: "unknown-event" }).kind).toBe("unknown");
+		expect(
+			decodeShellStreamItem({ kind: "thread.updated", sequence: 3 }, report)
+				.kind,
+		).toBe("unknown");
+		expect(decodeThreadStreamItem({ kind: "unknown-event" }).kind).toBe(
+			"unknown",
+		);
 	});
 
 	it("released shapes: metadata snapshot, removals, question flags, option values, new enum members", () => {
 		const meta = decodeShellStreamItem({
 			kind: "snapshot",
-			snapshot: { schemaVersion: 3, snapshotSequence: 9, projects: [], threads: [], archivedThreads: [] },
+			snapshot: {
+				schemaVersion: 3,
+				snapshotSequence: 9,
+				projects: [],
+				threads: [],
+				archivedThreads: [],
+			},
 			resolvedRepositoryIdentityRoots: ["/srv"],
 		});
-		expect(meta).toMatchObject({ kind: "snapshot", resolvedRepositoryIdentityRoots: ["/srv"] });
-		expect(decodeShellStreamItem({ kind: "project.removed", sequence: 4, projectId: "p" })).toEqual({
+		expect(meta).toMatchObject({
+			kind: "snapshot",
+			resolvedRepositoryIdentityRoots: ["/srv"],
+		});
+		expect(
+			decodeShellStreamItem({
+				kind: "project.removed",
+				sequence: 4,
+				projectId: "p",
+			}),
+		).toEqual({
 			kind: "project.removed",
 			sequence: 4,
 			projectId: "p",
@@ -268,14 +358,32 @@ describe("decode: leniency and errors", () => {
 			],
 			responseMode: "message",
 		});
-		expect(item.questions?.[0]).toMatchObject({ multiSelect: true, allowCustomAnswer: false, options: [{ value: "red" }] });
+		expect(item.questions?.[0]).toMatchObject({
+			multiSelect: true,
+			allowCustomAnswer: false,
+			options: [{ value: "red" }],
+		});
 		expect(item.responseMode).toBe("message");
-		expect(decodeRun({ id: "r", status: "paused_for_lunch" }).status).toBe("paused_for_lunch");
-		expect(decodeThreadShell({ id: "t", lastError: "boom", activityRunStatus: "running" }).lastError).toBe("boom");
+		expect(decodeRun({ id: "r", status: "paused_for_lunch" }).status).toBe(
+			"paused_for_lunch",
+		);
+		expect(
+			decodeThreadShell({
+				id: "t",
+				lastError: "boom",
+				activityRunStatus: "running",
+			}).lastError,
+		).toBe("boom");
 	});
 
 	it("legacy model selections are normalised", () => {
-		expect(decodeModelSelection({ provider: "codex", model: "m", options: { effort: "high", fast: true } })).toMatchObject({
+		expect(
+			decodeModelSelection({
+				provider: "codex",
+				model: "m",
+				options: { effort: "high", fast: true },
+			}),
+		).toMatchObject({
 			instanceId: "codex",
 			model: "m",
 			options: [

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "bun:test";
-import { loadCapture, readCaptureJson, recordedCalls, summaryNotes } from "../../test/replay/captures.ts";
+import {
+	loadCapture,
+	readCaptureJson,
+	recordedCalls,
+	summaryNotes,
+} from "../../test/replay/captures.ts";
 import { decodeThreadDetail, decodeThreadProjection } from "./decode.ts";
 import {
 	capText,
@@ -17,22 +22,36 @@ import type { ThreadProjection } from "./model.ts";
 
 /** The full thread after every capture ran (real server, OBSERVED.md §8). */
 function finalProjection(): ThreadProjection {
-	return decodeThreadDetail(readCaptureJson("http-after-recovery-thread.json")).projection;
+	return decodeThreadDetail(readCaptureJson("http-after-recovery-thread.json"))
+		.projection;
 }
 
 /** messageIds our capture script sent with message.dispatch, in order. */
 function dispatchedMessageIds(capture: string): string[] {
 	return recordedCalls(loadCapture(capture))
-		.filter((c) => c.tag === "orchestration.dispatchCommand" && c.payload.type === "message.dispatch")
+		.filter(
+			(c) =>
+				c.tag === "orchestration.dispatchCommand" &&
+				c.payload.type === "message.dispatch",
+		)
 		.map((c) => String(c.payload.messageId));
 }
 
 describe("runOutcome", () => {
 	it("maps every status", () => {
 		expect(runOutcome("completed")).toBe("completed");
-		for (const s of ["interrupted", "cancelled", "rolled_back"]) expect(runOutcome(s)).toBe("interrupted");
+		for (const s of ["interrupted", "cancelled", "rolled_back"])
+			expect(runOutcome(s)).toBe("interrupted");
 		expect(runOutcome("failed")).toBe("failed");
-		for (const s of ["preparing", "queued", "starting", "running", "waiting", "idle", "future"]) {
+		for (const s of [
+			"preparing",
+			"queued",
+			"starting",
+			"running",
+			"waiting",
+			"idle",
+			"future",
+		]) {
 			expect(runOutcome(s)).toBeNull();
 		}
 	});
@@ -62,21 +81,34 @@ describe("derive from the captured projections", () => {
 			};
 			expect(run?.id).toBe(summary.run.id);
 			expect(run?.status).toBe(summary.run.status);
-			expect(runOutcome(run?.status ?? "")).toBe(runOutcome(summary.run.status));
-			expect(finalAssistantMessage(projection, run?.id ?? "")).toBe(summary.assistantTexts.at(-1)?.text ?? null);
+			expect(runOutcome(run?.status ?? "")).toBe(
+				runOutcome(summary.run.status),
+			);
+			expect(finalAssistantMessage(projection, run?.id ?? "")).toBe(
+				summary.assistantTexts.at(-1)?.text ?? null,
+			);
 		});
 	}
 
 	it("failed run: error text from the error turn item", () => {
 		const projection = finalProjection();
-		const run = findRunByMessageId(projection, dispatchedMessageIds("ws-fail.jsonl")[0] as string);
+		const run = findRunByMessageId(
+			projection,
+			dispatchedMessageIds("ws-fail.jsonl")[0] as string,
+		);
 		expect(runOutcome(run?.status ?? "")).toBe("failed");
 		expect(runError(projection, run?.id ?? "")).toBe("fake codex failure");
-		const completed = findRunByMessageId(projection, dispatchedMessageIds("ws-question.jsonl")[0] as string);
-		expect(runError(projection, completed?.id ?? "")).toBeNull();
-		expect(runError(projection, completed?.id ?? "", { ...projection.thread, lastError: "shell says no" })).toBe(
-			"shell says no",
+		const completed = findRunByMessageId(
+			projection,
+			dispatchedMessageIds("ws-question.jsonl")[0] as string,
 		);
+		expect(runError(projection, completed?.id ?? "")).toBeNull();
+		expect(
+			runError(projection, completed?.id ?? "", {
+				...projection.thread,
+				lastError: "shell says no",
+			}),
+		).toBe("shell says no");
 	});
 
 	it("latestRun is the highest ordinal; the server-stop run is cancelled → interrupted", () => {
@@ -92,11 +124,15 @@ describe("derive from the captured projections", () => {
 
 	it("a pending pre-release question: text from the turn item, label answers", () => {
 		const projection = finalProjection();
-		const request = projection.runtimeRequests.find((r) => r.kind === "user_input");
+		const request = projection.runtimeRequests.find(
+			(r) => r.kind === "user_input",
+		);
 		expect(request).toBeDefined();
 		const pending = {
 			...projection,
-			runtimeRequests: projection.runtimeRequests.map((r) => (r === request ? { ...r, status: "pending" } : r)),
+			runtimeRequests: projection.runtimeRequests.map((r) =>
+				r === request ? { ...r, status: "pending" } : r,
+			),
 		};
 		const q = pendingQuestion(pending);
 		expect(q).toEqual({
@@ -116,15 +152,27 @@ describe("derive from the captured projections", () => {
 			],
 		});
 		// Pre-release options have no value: answer with the label.
-		expect(questionOptionValue(pending, request?.id as string, "color", "Red")).toBe("Red");
+		expect(
+			questionOptionValue(pending, request?.id as string, "color", "Red"),
+		).toBe("Red");
 		// The shell's pendingRuntimeRequest alone is enough to find it.
-		expect(pendingQuestion(projection, { id: request?.id as string, kind: "user_input" })?.questions).toHaveLength(1);
+		expect(
+			pendingQuestion(projection, {
+				id: request?.id as string,
+				kind: "user_input",
+			})?.questions,
+		).toHaveLength(1);
 	});
 
 	it("a pending pre-release approval: prompt from the approval_request item", () => {
 		const projection = finalProjection();
-		const request = projection.runtimeRequests.find((r) => r.kind === "command");
-		const q = pendingQuestion(projection, { id: request?.id as string, kind: "command" });
+		const request = projection.runtimeRequests.find(
+			(r) => r.kind === "command",
+		);
+		const q = pendingQuestion(projection, {
+			id: request?.id as string,
+			kind: "command",
+		});
 		expect(q).toEqual({
 			request_id: request?.id as string,
 			kind: "approval",
@@ -143,13 +191,24 @@ describe("derive from the captured projections", () => {
 			{ role: "assistant", text: "Hello from fake codex." },
 		]);
 		expect(details.tools).toEqual([
-			{ kind: "command_execution", title: "Workspace ready", status: "completed", exit_code: 0 },
+			{
+				kind: "command_execution",
+				title: "Workspace ready",
+				status: "completed",
+				exit_code: 0,
+			},
 		]);
 		expect(details.files).toEqual([]);
 	});
 
 	it("ws-getThreadProjection.result.json decodes and derives", () => {
-		const p = decodeThreadProjection((readCaptureJson("ws-getThreadProjection.result.json") as { value: unknown }).value);
+		const p = decodeThreadProjection(
+			(
+				readCaptureJson("ws-getThreadProjection.result.json") as {
+					value: unknown;
+				}
+			).value,
+		);
 		const run = latestRun(p);
 		expect(run).not.toBeNull();
 		expect(() => runDetails(p, run?.id ?? "")).not.toThrow();
@@ -158,29 +217,83 @@ describe("derive from the captured projections", () => {
 
 describe("derive from released-shape projections", () => {
 	const projection = decodeThreadProjection({
-		thread: { id: "t1", projectId: "p1", title: "x", lastError: "provider crashed" },
+		thread: {
+			id: "t1",
+			projectId: "p1",
+			title: "x",
+			lastError: "provider crashed",
+		},
 		runs: [
 			{ id: "r1", ordinal: 1, userMessageId: "m1", status: "completed" },
 			{ id: "r2", ordinal: 2, userMessageId: "m2", status: "running" },
 		],
 		messages: [
 			{ id: "m1", runId: "r1", role: "user", text: "hi", streaming: false },
-			{ id: "a1", runId: "r1", role: "assistant", text: "first answer", streaming: false },
-			{ id: "a2", runId: "r2", role: "assistant", text: "partial", streaming: true },
+			{
+				id: "a1",
+				runId: "r1",
+				role: "assistant",
+				text: "first answer",
+				streaming: false,
+			},
+			{
+				id: "a2",
+				runId: "r2",
+				role: "assistant",
+				text: "partial",
+				streaming: true,
+			},
 		],
 		turnItems: [
-			{ id: "i1", runId: "r1", ordinal: 2, type: "assistant_message", text: "draft", streaming: true },
-			{ id: "i2", runId: "r1", ordinal: 3, type: "assistant_message", text: "final answer", streaming: false },
-			{ id: "i0", runId: "r1", ordinal: 1, type: "assistant_message", text: "early", streaming: false },
-			{ id: "f1", runId: "r1", ordinal: 4, type: "file_change", fileName: "src/a.ts", status: "completed" },
+			{
+				id: "i1",
+				runId: "r1",
+				ordinal: 2,
+				type: "assistant_message",
+				text: "draft",
+				streaming: true,
+			},
+			{
+				id: "i2",
+				runId: "r1",
+				ordinal: 3,
+				type: "assistant_message",
+				text: "final answer",
+				streaming: false,
+			},
+			{
+				id: "i0",
+				runId: "r1",
+				ordinal: 1,
+				type: "assistant_message",
+				text: "early",
+				streaming: false,
+			},
+			{
+				id: "f1",
+				runId: "r1",
+				ordinal: 4,
+				type: "file_change",
+				fileName: "src/a.ts",
+				status: "completed",
+			},
 			{
 				id: "c1",
 				runId: "r1",
 				ordinal: 5,
 				type: "checkpoint",
-				files: [{ path: "src/b.ts", kind: "added", additions: 3, deletions: 0 }],
+				files: [
+					{ path: "src/b.ts", kind: "added", additions: 3, deletions: 0 },
+				],
 			},
-			{ id: "w1", runId: "r1", ordinal: 6, type: "web_search", patterns: ["bun websocket"], status: "completed" },
+			{
+				id: "w1",
+				runId: "r1",
+				ordinal: 6,
+				type: "web_search",
+				patterns: ["bun websocket"],
+				status: "completed",
+			},
 			{
 				id: "q1",
 				runId: "r2",
@@ -213,7 +326,12 @@ describe("derive from released-shape projections", () => {
 			},
 		],
 		runtimeRequests: [
-			{ id: "req-q", kind: "user_input", status: "pending", responseCapability: { type: "message" } },
+			{
+				id: "req-q",
+				kind: "user_input",
+				status: "pending",
+				responseCapability: { type: "message" },
+			},
 			{ id: "req-a", kind: "file-change", status: "resolved" },
 			{ id: "req-auth", kind: "auth_refresh", status: "pending" },
 		],
@@ -239,17 +357,27 @@ describe("derive from released-shape projections", () => {
 			multi_select: true,
 			allow_custom: false,
 		});
-		expect(questionOptionValue(projection, "req-q", "envs", "Staging")).toBe("stage");
-		expect(questionOptionValue(projection, "req-q", "envs", "Production")).toBe("Production");
-		expect(questionOptionValue(projection, "req-q", "envs", "free text")).toBe("free text");
+		expect(questionOptionValue(projection, "req-q", "envs", "Staging")).toBe(
+			"stage",
+		);
+		expect(questionOptionValue(projection, "req-q", "envs", "Production")).toBe(
+			"Production",
+		);
+		expect(questionOptionValue(projection, "req-q", "envs", "free text")).toBe(
+			"free text",
+		);
 	});
 
 	it("approvals of any non-question kind; auth_refresh is neither", () => {
-		expect(pendingQuestion(projection, { id: "req-a", kind: "file-change" })).toMatchObject({
+		expect(
+			pendingQuestion(projection, { id: "req-a", kind: "file-change" }),
+		).toMatchObject({
 			kind: "approval",
 			prompt: "write src/c.ts",
 		});
-		expect(pendingQuestion(projection, { id: "req-auth", kind: "auth_refresh" })).toBeNull();
+		expect(
+			pendingQuestion(projection, { id: "req-auth", kind: "auth_refresh" }),
+		).toBeNull();
 		// Without the shell: the newest pending request of the projection (auth_refresh here).
 		expect(pendingQuestion(projection)).toBeNull();
 	});
@@ -265,8 +393,18 @@ describe("derive from released-shape projections", () => {
 			{ role: "assistant", text: "first answer" },
 		]);
 		expect(d.tools).toEqual([
-			{ kind: "file_change", title: "src/a.ts", status: "completed", exit_code: null },
-			{ kind: "web_search", title: "bun websocket", status: "completed", exit_code: null },
+			{
+				kind: "file_change",
+				title: "src/a.ts",
+				status: "completed",
+				exit_code: null,
+			},
+			{
+				kind: "web_search",
+				title: "bun websocket",
+				status: "completed",
+				exit_code: null,
+			},
 		]);
 		expect(d.files).toEqual([
 			{ path: "src/a.ts", change: "modified" },

@@ -192,11 +192,13 @@ export function createMachine(
 		scheduleConnect(backoffDelay());
 	}
 
-	async function connect(): Promise<void> {
+	async function connect(first = false): Promise<void> {
 		if (!running) return;
 		const gen = ++generation;
 		const stale = () => gen !== generation || !running;
-		setState("connecting", status.reason);
+		// Only the first attempt shows "connecting": a retry keeps the state it retries from
+		// (offline / unauthorized / incompatible), so a slow retry loop does not flap the state.
+		if (first) setState("connecting", null);
 		try {
 			const descriptor = await http.descriptor();
 			if (stale()) return;
@@ -469,7 +471,7 @@ export function createMachine(
 			if (running) return;
 			running = true;
 			attempt = 0;
-			void connect();
+			void connect(true);
 		},
 		async stop() {
 			running = false;

@@ -183,3 +183,46 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
 		await Bun.sleep(5);
 	}
 }
+
+/**
+ * Starts a thread directly on a sim through the protocol client (not through our MCP tools),
+ * e.g. in a project the connector's allowlist hides. Returns the thread id.
+ */
+export async function launchOnSim(sim: Sim, projectTitle: string, prompt: string): Promise<string> {
+	const { createMachine } = await import("../../src/t3/machine.ts");
+	const machine = createMachine(machineConfig({ name: "direct", projects: ["*"] }, sim.url, sim.token), {
+		log: silentLogger,
+	});
+	machine.start();
+	try {
+		await machine.ready(10_000);
+		const project = machine.projects().find((p) => p.title === projectTitle);
+		if (!project) throw new Error(`no project ${projectTitle}`);
+		const threadId = crypto.randomUUID();
+		await machine.launchThread({
+			commandId: crypto.randomUUID(),
+			creationSource: "mcp",
+			threadId,
+			projectId: project.id,
+			title: prompt,
+			modelSelection: { instanceId: "codex", model: "gpt-5.6-sol" },
+			runtimeMode: "full-access",
+			interactionMode: "default",
+			workspaceStrategy: { type: "root" },
+			initialMessage: { messageId: crypto.randomUUID(), text: prompt, attachments: [] },
+		});
+		return threadId;
+	} finally {
+		await machine.stop();
+	}
+}
+
+/** The `afterSequence` of every `subscribeShell` request the sim received while recording. */
+export function shellSubscriptions(sim: Sim): (number | undefined)[] {
+	return sim
+		.frames()
+		.filter((f) => f.dir === "recv")
+		.flatMap((f) => (Array.isArray(f.frame) ? f.frame : [f.frame]) as { _tag?: string; tag?: string; payload?: { afterSequence?: number } }[])
+		.filter((m) => m._tag === "Request" && m.tag === "orchestration.subscribeShell")
+		.map((m) => m.payload?.afterSequence);
+}

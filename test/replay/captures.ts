@@ -6,7 +6,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export const CAPTURES_DIR = new URL("../../../shared/t3-protocol/captures-v2/", import.meta.url);
+export const CAPTURES_DIR = new URL(
+	"../../../shared/t3-protocol/captures-v2/",
+	import.meta.url,
+);
 
 export interface CaptureLine {
 	t: number;
@@ -37,7 +40,9 @@ export function captureNames(): string[] {
 }
 
 export function readCaptureJson(name: string): unknown {
-	return JSON.parse(readFileSync(fileURLToPath(new URL(name, CAPTURES_DIR)), "utf8"));
+	return JSON.parse(
+		readFileSync(fileURLToPath(new URL(name, CAPTURES_DIR)), "utf8"),
+	);
 }
 
 export function readCaptureNames(prefix: string, suffix: string): string[] {
@@ -81,7 +86,10 @@ export function recordedCalls(lines: CaptureLine[]): RecordedCall[] {
 		} else if (line.dir === "send" && f._tag === "Interrupt") {
 			const call = open.get(`${conn}\u0000${String(f.requestId)}`);
 			if (call && call.interruptedAt === null) call.interruptedAt = line.t;
-		} else if (line.dir === "recv" && (f._tag === "Chunk" || f._tag === "Exit")) {
+		} else if (
+			line.dir === "recv" &&
+			(f._tag === "Chunk" || f._tag === "Exit")
+		) {
 			const key = `${conn}\u0000${String(f.requestId)}`;
 			const call = open.get(key);
 			if (!call) continue;
@@ -94,5 +102,12 @@ export function recordedCalls(lines: CaptureLine[]): RecordedCall[] {
 
 /** The capture's `summary` notes (what the capture script read back at the end). */
 export function summaryNotes(lines: CaptureLine[]): Record<string, unknown>[] {
-	return lines.filter((l) => l.dir === "note" && (l.text === "summary" || l.text?.startsWith("summary ")) && isRecord(l.data)).map((l) => l.data as Record<string, unknown>);
+	return lines
+		.filter(
+			(l) =>
+				l.dir === "note" &&
+				(l.text === "summary" || l.text?.startsWith("summary ")) &&
+				isRecord(l.data),
+		)
+		.map((l) => l.data as Record<string, unknown>);
 }

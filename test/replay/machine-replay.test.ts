@@ -13,10 +13,19 @@ import {
 	runOutcome,
 } from "../../src/t3/derive.ts";
 import { createMachine } from "../../src/t3/machine.ts";
-import type { Machine, MachineState, ShellChange } from "../../src/t3/machine-api.ts";
+import type {
+	Machine,
+	MachineState,
+	ShellChange,
+} from "../../src/t3/machine-api.ts";
 import { silentLogger } from "../../src/util/log.ts";
 import { loadCapture, recordedCalls, summaryNotes } from "./captures.ts";
-import { REPLAY_TOKEN, type ReplayServer, type ReplayServerOptions, startReplayServer } from "./replay-server.ts";
+import {
+	REPLAY_TOKEN,
+	type ReplayServer,
+	type ReplayServerOptions,
+	startReplayServer,
+} from "./replay-server.ts";
 import { until } from "./until.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -24,11 +33,26 @@ afterEach(async () => {
 	for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function config(url: string, token: string | undefined = REPLAY_TOKEN): MachineConfig {
-	return { name: "replay", url, tokenEnv: "T3_REPLAY_TOKEN", token, projects: [], model: null, options: [] };
+function config(
+	url: string,
+	token: string | undefined = REPLAY_TOKEN,
+): MachineConfig {
+	return {
+		name: "replay",
+		url,
+		tokenEnv: "T3_REPLAY_TOKEN",
+		token,
+		projects: [],
+		model: null,
+		options: [],
+	};
 }
 
-function setup(options: ReplayServerOptions): { server: ReplayServer; machine: Machine; changes: ShellChange[] } {
+function setup(options: ReplayServerOptions): {
+	server: ReplayServer;
+	machine: Machine;
+	changes: ShellChange[];
+} {
 	const server = startReplayServer(options);
 	const machine = createMachine(config(server.url), {
 		log: silentLogger,
@@ -46,7 +70,11 @@ function setup(options: ReplayServerOptions): { server: ReplayServer; machine: M
 
 function messageIds(capture: string): string[] {
 	return recordedCalls(loadCapture(capture))
-		.filter((c) => c.tag === "orchestration.dispatchCommand" && c.payload.type === "message.dispatch")
+		.filter(
+			(c) =>
+				c.tag === "orchestration.dispatchCommand" &&
+				c.payload.type === "message.dispatch",
+		)
 		.map((c) => String(c.payload.messageId));
 }
 
@@ -54,40 +82,86 @@ function states(changes: ShellChange[]): MachineState[] {
 	return changes.flatMap((c) => (c.kind === "state" ? [c.status.state] : []));
 }
 
-async function playToEnd(server: ReplayServer, machine: Machine, finalStatus: string): Promise<void> {
+async function playToEnd(
+	server: ReplayServer,
+	machine: Machine,
+	finalStatus: string,
+): Promise<void> {
 	await machine.ready(5_000);
 	const threadId = server.threadId as string;
-	await until(() => server.pendingShellChunks() === 0, 5_000, "the recorded shell stream to be sent");
-	await until(() => machine.thread(threadId)?.status === finalStatus, 5_000, `thread status ${finalStatus}`);
-	await until(() => server.acksReceived === server.chunksSent, 2_000, "every chunk acked");
+	await until(
+		() => server.pendingShellChunks() === 0,
+		5_000,
+		"the recorded shell stream to be sent",
+	);
+	await until(
+		() => machine.thread(threadId)?.status === finalStatus,
+		5_000,
+		`thread status ${finalStatus}`,
+	);
+	await until(
+		() => server.acksReceived === server.chunksSent,
+		2_000,
+		"every chunk acked",
+	);
 }
 
 describe("machine against recorded servers", () => {
 	it("ws-question.jsonl: online, pending question with its text, then completed with the answer", async () => {
 		const { server, machine, changes } = setup({
 			capture: "ws-question.jsonl",
-			holdWhen: (v) => v.kind === "thread.updated" && (v.thread as { pendingRuntimeRequest?: unknown }).pendingRuntimeRequest != null,
+			holdWhen: (v) =>
+				v.kind === "thread.updated" &&
+				(v.thread as { pendingRuntimeRequest?: unknown })
+					.pendingRuntimeRequest != null,
 		});
 		await machine.ready(5_000);
 		const threadId = server.threadId as string;
-		await until(() => machine.thread(threadId)?.pendingRuntimeRequest != null, 5_000, "a pending question");
+		await until(
+			() => machine.thread(threadId)?.pendingRuntimeRequest != null,
+			5_000,
+			"a pending question",
+		);
 		const shell = machine.thread(threadId);
 		expect(shell?.pendingRuntimeRequest?.kind).toBe("user_input");
 		const midway = await machine.getThread(threadId);
-		expect(pendingQuestion(midway.projection, shell?.pendingRuntimeRequest)).toMatchObject({
+		expect(
+			pendingQuestion(midway.projection, shell?.pendingRuntimeRequest),
+		).toMatchObject({
 			kind: "user_input",
 			prompt: "Which color should I use?",
-			questions: [{ id: "color", header: "Color", options: ["Red", "Blue"], multi_select: false, allow_custom: true }],
+			questions: [
+				{
+					id: "color",
+					header: "Color",
+					options: ["Red", "Blue"],
+					multi_select: false,
+					allow_custom: true,
+				},
+			],
 		});
 		server.release();
 		await playToEnd(server, machine, "completed");
-		const summary = summaryNotes(loadCapture("ws-question.jsonl"))[0] as { run: { id: string }; assistantTexts: { text: string }[] };
+		const summary = summaryNotes(loadCapture("ws-question.jsonl"))[0] as {
+			run: { id: string };
+			assistantTexts: { text: string }[];
+		};
 		const detail = await machine.getThread(threadId);
-		const run = findRunByMessageId(detail.projection, messageIds("ws-question.jsonl")[0] as string);
+		const run = findRunByMessageId(
+			detail.projection,
+			messageIds("ws-question.jsonl")[0] as string,
+		);
 		expect(run?.id).toBe(summary.run.id);
 		expect(runOutcome(run?.status ?? "")).toBe("completed");
-		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(summary.assistantTexts[0]?.text as string);
-		expect(pendingQuestion(detail.projection, machine.thread(threadId)?.pendingRuntimeRequest)).toBeNull();
+		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
+			summary.assistantTexts[0]?.text as string,
+		);
+		expect(
+			pendingQuestion(
+				detail.projection,
+				machine.thread(threadId)?.pendingRuntimeRequest,
+			),
+		).toBeNull();
 		expect(machine.sequence()).toBe(91);
 		expect(states(changes)).toEqual(["connecting", "online"]);
 		expect(changes.some((c) => c.kind === "snapshot")).toBe(true);
@@ -99,13 +173,25 @@ describe("machine against recorded servers", () => {
 	it("ws-approval.jsonl: pending approval with its prompt, then completed", async () => {
 		const { server, machine } = setup({
 			capture: "ws-approval.jsonl",
-			holdWhen: (v) => v.kind === "thread.updated" && (v.thread as { pendingRuntimeRequest?: unknown }).pendingRuntimeRequest != null,
+			holdWhen: (v) =>
+				v.kind === "thread.updated" &&
+				(v.thread as { pendingRuntimeRequest?: unknown })
+					.pendingRuntimeRequest != null,
 		});
 		await machine.ready(5_000);
 		const threadId = server.threadId as string;
-		await until(() => machine.thread(threadId)?.pendingRuntimeRequest != null, 5_000, "a pending approval");
+		await until(
+			() => machine.thread(threadId)?.pendingRuntimeRequest != null,
+			5_000,
+			"a pending approval",
+		);
 		const midway = await machine.getThread(threadId);
-		expect(pendingQuestion(midway.projection, machine.thread(threadId)?.pendingRuntimeRequest)).toMatchObject({
+		expect(
+			pendingQuestion(
+				midway.projection,
+				machine.thread(threadId)?.pendingRuntimeRequest,
+			),
+		).toMatchObject({
 			kind: "approval",
 			request_kind: "command",
 			prompt: "fake codex wants to list files",
@@ -114,18 +200,28 @@ describe("machine against recorded servers", () => {
 		server.release();
 		await playToEnd(server, machine, "completed");
 		const detail = await machine.getThread(threadId);
-		const run = findRunByMessageId(detail.projection, messageIds("ws-approval.jsonl")[0] as string);
+		const run = findRunByMessageId(
+			detail.projection,
+			messageIds("ws-approval.jsonl")[0] as string,
+		);
 		expect(runOutcome(run?.status ?? "")).toBe("completed");
-		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe('Approval decision: {"decision":"accept"}');
+		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
+			'Approval decision: {"decision":"accept"}',
+		);
 	});
 
 	it("ws-interrupt.jsonl: interrupted, partial answer kept", async () => {
 		const { server, machine } = setup({ capture: "ws-interrupt.jsonl" });
 		await playToEnd(server, machine, "interrupted");
 		const detail = await machine.getThread(server.threadId as string);
-		const run = findRunByMessageId(detail.projection, messageIds("ws-interrupt.jsonl")[0] as string);
+		const run = findRunByMessageId(
+			detail.projection,
+			messageIds("ws-interrupt.jsonl")[0] as string,
+		);
 		expect(runOutcome(run?.status ?? "")).toBe("interrupted");
-		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe("Working on the long task...");
+		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
+			"Working on the long task...",
+		);
 		expect(machine.thread(server.threadId as string)?.activeRunId).toBeNull();
 	});
 
@@ -133,16 +229,29 @@ describe("machine against recorded servers", () => {
 		const { server, machine } = setup({ capture: "ws-fail.jsonl" });
 		await playToEnd(server, machine, "failed");
 		const detail = await machine.getThread(server.threadId as string);
-		const run = findRunByMessageId(detail.projection, messageIds("ws-fail.jsonl")[0] as string);
+		const run = findRunByMessageId(
+			detail.projection,
+			messageIds("ws-fail.jsonl")[0] as string,
+		);
 		expect(runOutcome(run?.status ?? "")).toBe("failed");
-		expect(runError(detail.projection, run?.id ?? "", machine.thread(server.threadId as string))).toBe("fake codex failure");
-		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe("About to fail.");
+		expect(
+			runError(
+				detail.projection,
+				run?.id ?? "",
+				machine.thread(server.threadId as string),
+			),
+		).toBe("fake codex failure");
+		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
+			"About to fail.",
+		);
 	});
 
 	it("ws-busy.jsonl: queued runs, one interrupted, the queued ones complete", async () => {
 		const { server, machine, changes } = setup({ capture: "ws-busy.jsonl" });
 		await playToEnd(server, machine, "completed");
-		const statuses = changes.flatMap((c) => (c.kind === "thread" ? [c.thread.status] : []));
+		const statuses = changes.flatMap((c) =>
+			c.kind === "thread" ? [c.thread.status] : [],
+		);
 		expect(statuses).toContain("queued");
 		const detail = await machine.getThread(server.threadId as string);
 		const outcomes = messageIds("ws-busy.jsonl").map((id) =>
@@ -152,16 +261,30 @@ describe("machine against recorded servers", () => {
 	});
 
 	it("ws-shell-resume.jsonl: a socket drop goes offline, reconnects and resumes with afterSequence", async () => {
-		const { server, machine, changes } = setup({ capture: "ws-shell-resume.jsonl" });
+		const { server, machine, changes } = setup({
+			capture: "ws-shell-resume.jsonl",
+		});
 		await machine.ready(5_000);
-		await until(() => server.pendingShellChunks() === 0, 5_000, "first subscription replayed");
+		await until(
+			() => server.pendingShellChunks() === 0,
+			5_000,
+			"first subscription replayed",
+		);
 		expect(machine.sequence()).toBe(35);
 		const threadId = server.threadId as string;
 		expect(machine.thread(threadId)?.status).toBe("completed");
-		await until(() => server.acksReceived === server.chunksSent, 2_000, "every chunk acked before the drop");
+		await until(
+			() => server.acksReceived === server.chunksSent,
+			2_000,
+			"every chunk acked before the drop",
+		);
 		server.dropSockets();
 		await until(() => states(changes).includes("offline"), 5_000, "offline");
-		await until(() => states(changes).filter((s) => s === "online").length === 2, 5_000, "online again");
+		await until(
+			() => states(changes).filter((s) => s === "online").length === 2,
+			5_000,
+			"online again",
+		);
 		expect(server.shellRequests()).toEqual([
 			{ requestCompletionMarker: true },
 			{ requestCompletionMarker: true, afterSequence: 35 },
@@ -169,8 +292,16 @@ describe("machine against recorded servers", () => {
 		// The resumed authoritative snapshot held the same thread: nothing removed, nothing lost.
 		expect(changes.some((c) => c.kind === "thread.removed")).toBe(false);
 		expect(machine.thread(threadId)?.status).toBe("completed");
-		const offline = changes.find((c) => c.kind === "state" && c.status.state === "offline");
-		expect(offline?.kind === "state" && offline.status.reason).toContain("offline");
-		await until(() => server.acksReceived === server.chunksSent, 2_000, "every chunk acked");
+		const offline = changes.find(
+			(c) => c.kind === "state" && c.status.state === "offline",
+		);
+		expect(offline?.kind === "state" && offline.status.reason).toContain(
+			"offline",
+		);
+		await until(
+			() => server.acksReceived === server.chunksSent,
+			2_000,
+			"every chunk acked",
+		);
 	});
 });

@@ -4,7 +4,13 @@
  * recorded reality, so the two cannot share one misreading of the protocol. Test-only.
  */
 import type { Server, ServerWebSocket } from "bun";
-import { type CaptureLine, loadCapture, type RecordedCall, readCaptureJson, recordedCalls } from "./captures.ts";
+import {
+	type CaptureLine,
+	loadCapture,
+	type RecordedCall,
+	readCaptureJson,
+	recordedCalls,
+} from "./captures.ts";
 
 type Json = Record<string, unknown>;
 
@@ -98,41 +104,62 @@ function applyEvent(projection: Json, event: Json): void {
 	}
 	const key = COLLECTIONS[type];
 	if (!key) return;
-	const rows = (Array.isArray(projection[key]) ? projection[key] : []) as Json[];
+	const rows = (
+		Array.isArray(projection[key]) ? projection[key] : []
+	) as Json[];
 	const at = rows.findIndex((r) => r.id === payload.id);
 	if (at >= 0) rows[at] = payload;
 	else rows.push(payload);
 	projection[key] = rows;
 }
 
-export function startReplayServer(options: ReplayServerOptions = {}): ReplayServer {
+export function startReplayServer(
+	options: ReplayServerOptions = {},
+): ReplayServer {
 	const token = options.token ?? REPLAY_TOKEN;
 	const descriptor = options.descriptor ?? PROTOCOL2_DESCRIPTOR;
-	const scopes = options.scopes ?? ["orchestration:read", "orchestration:operate"];
-	const lines: CaptureLine[] = options.capture ? loadCapture(options.capture) : [];
+	const scopes = options.scopes ?? [
+		"orchestration:read",
+		"orchestration:operate",
+	];
+	const lines: CaptureLine[] = options.capture
+		? loadCapture(options.capture)
+		: [];
 	const calls = recordedCalls(lines);
-	const shellCalls = calls.filter((c) => c.tag === "orchestration.subscribeShell");
+	const shellCalls = calls.filter(
+		(c) => c.tag === "orchestration.subscribeShell",
+	);
 	const used = new Set<RecordedCall>();
 
 	// The thread as the capture saw it: recorded snapshot + recorded events, by capture time.
 	const threadCall = calls.find(
 		(c) =>
 			c.tag === "orchestration.subscribeThread" &&
-			c.frames.some((f) => f.frame._tag === "Chunk" && (f.frame.values as Json[]).some((v) => v.kind === "snapshot")),
+			c.frames.some(
+				(f) =>
+					f.frame._tag === "Chunk" &&
+					(f.frame.values as Json[]).some((v) => v.kind === "snapshot"),
+			),
 	);
 	let baseProjection: Json | null = null;
 	const threadEvents: { t: number; event: Json }[] = [];
 	for (const f of threadCall?.frames ?? []) {
 		if (f.frame._tag !== "Chunk") continue;
 		for (const v of f.frame.values as Json[]) {
-			if (v.kind === "snapshot" && !baseProjection) baseProjection = v.projection as Json;
-			if (v.kind === "event" && isRecord(v.event)) threadEvents.push({ t: f.t, event: v.event });
+			if (v.kind === "snapshot" && !baseProjection)
+				baseProjection = v.projection as Json;
+			if (v.kind === "event" && isRecord(v.event))
+				threadEvents.push({ t: f.t, event: v.event });
 		}
 	}
 	if (!baseProjection) {
-		baseProjection = (readCaptureJson("http-after-recovery-thread.json") as { projection: Json }).projection;
+		baseProjection = (
+			readCaptureJson("http-after-recovery-thread.json") as { projection: Json }
+		).projection;
 	}
-	const threadId = isRecord(baseProjection.thread) ? String(baseProjection.thread.id) : null;
+	const threadId = isRecord(baseProjection.thread)
+		? String(baseProjection.thread.id)
+		: null;
 	let shellCursorT = 0;
 
 	const received: { conn: number; frame: Json }[] = [];
@@ -141,7 +168,10 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 	let connCount = 0;
 	let ticketCount = 0;
 	let held = false;
-	let heldStream: { ws: ServerWebSocket<ConnState>; stream: StreamState } | null = null;
+	let heldStream: {
+		ws: ServerWebSocket<ConnState>;
+		stream: StreamState;
+	} | null = null;
 	let droppedOnce = false;
 	let currentShell: StreamState | null = null;
 
@@ -157,8 +187,16 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 	}
 
 	function pump(ws: ServerWebSocket<ConnState>, stream: StreamState): void {
-		while (!stream.awaitingAck && !held && stream.next < stream.frames.length && !ws.data.stalled) {
-			const { t, frame } = stream.frames[stream.next] as { t: number; frame: Json };
+		while (
+			!stream.awaitingAck &&
+			!held &&
+			stream.next < stream.frames.length &&
+			!ws.data.stalled
+		) {
+			const { t, frame } = stream.frames[stream.next] as {
+				t: number;
+				frame: Json;
+			};
 			if (frame._tag === "Exit" && stream.call.interruptedAt !== null) return; // answers an Interrupt only
 			stream.next += 1;
 			send(ws, { ...frame, requestId: stream.requestId });
@@ -166,8 +204,15 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 			api.chunksSent += 1;
 			stream.awaitingAck = true;
 			if (stream.call.tag === "orchestration.subscribeShell") {
-				shellCursorT = stream.next >= stream.frames.filter((f) => f.frame._tag === "Chunk").length ? Number.POSITIVE_INFINITY : t;
-				if (options.holdWhen && (frame.values as Json[]).some((v) => options.holdWhen?.(v))) {
+				shellCursorT =
+					stream.next >=
+					stream.frames.filter((f) => f.frame._tag === "Chunk").length
+						? Number.POSITIVE_INFINITY
+						: t;
+				if (
+					options.holdWhen &&
+					(frame.values as Json[]).some((v) => options.holdWhen?.(v))
+				) {
 					held = true;
 					heldStream = { ws, stream };
 				}
@@ -178,7 +223,9 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 	function nextRecorded(tag: string, payload: Json): RecordedCall | undefined {
 		const candidates = calls.filter((c) => c.tag === tag && !used.has(c));
 		const match =
-			candidates.find((c) => payload.type === undefined || c.payload.type === payload.type) ?? undefined;
+			candidates.find(
+				(c) => payload.type === undefined || c.payload.type === payload.type,
+			) ?? undefined;
 		if (match) used.add(match);
 		return match;
 	}
@@ -196,18 +243,32 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 			const index = received.filter((r) => r.frame.tag === tag).length - 1;
 			const call = shellCalls[Math.min(index, shellCalls.length - 1)];
 			if (!call) {
-				send(ws, { _tag: "Chunk", requestId: id, values: [{ kind: "synchronized" }] });
+				send(ws, {
+					_tag: "Chunk",
+					requestId: id,
+					values: [{ kind: "synchronized" }],
+				});
 				return;
 			}
 			used.add(call);
-			const stream: StreamState = { requestId: id, frames: call.frames, next: 0, awaitingAck: false, call };
+			const stream: StreamState = {
+				requestId: id,
+				frames: call.frames,
+				next: 0,
+				awaitingAck: false,
+				call,
+			};
 			ws.data.streams.set(id, stream);
 			currentShell = stream;
 			pump(ws, stream);
 			return;
 		}
 		if (tag === "server.getConfig") {
-			send(ws, { _tag: "Exit", requestId: id, exit: readCaptureJson("ws-server.getConfig.json") as Json });
+			send(ws, {
+				_tag: "Exit",
+				requestId: id,
+				exit: readCaptureJson("ws-server.getConfig.json") as Json,
+			});
 			return;
 		}
 		const recorded = nextRecorded(tag, payload);
@@ -237,7 +298,14 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 			});
 			return;
 		}
-		send(ws, { _tag: "Exit", requestId: id, exit: { _tag: "Failure", cause: [{ _tag: "Die", defect: `Unknown request tag: ${tag}` }] } });
+		send(ws, {
+			_tag: "Exit",
+			requestId: id,
+			exit: {
+				_tag: "Failure",
+				cause: [{ _tag: "Die", defect: `Unknown request tag: ${tag}` }],
+			},
+		});
 	}
 
 	function onMessage(ws: ServerWebSocket<ConnState>, text: string): void {
@@ -245,7 +313,10 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 		try {
 			frame = JSON.parse(text);
 		} catch {
-			send(ws, { _tag: "Defect", defect: { name: "SyntaxError", message: "JSON Parse error" } });
+			send(ws, {
+				_tag: "Defect",
+				defect: { name: "SyntaxError", message: "JSON Parse error" },
+			});
 			return;
 		}
 		for (const f of Array.isArray(frame) ? frame : [frame]) {
@@ -276,7 +347,10 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 					send(ws, {
 						_tag: "Exit",
 						requestId: rid,
-						exit: exit?.frame.exit ?? { _tag: "Failure", cause: [{ _tag: "Interrupt", fiberId: 1 }] },
+						exit: exit?.frame.exit ?? {
+							_tag: "Failure",
+							cause: [{ _tag: "Interrupt", fiberId: 1 }],
+						},
 					});
 					break;
 				}
@@ -291,7 +365,15 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 
 	const json = (body: unknown, status = 200) => Response.json(body, { status });
 	const authInvalid = () =>
-		json({ _tag: "EnvironmentAuthInvalidError", code: "auth_invalid", reason: "invalid_credential", traceId: "replay" }, 401);
+		json(
+			{
+				_tag: "EnvironmentAuthInvalidError",
+				code: "auth_invalid",
+				reason: "invalid_credential",
+				traceId: "replay",
+			},
+			401,
+		);
 
 	const server: Server<ConnState> = Bun.serve<ConnState>({
 		port: 0,
@@ -301,8 +383,17 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 			const path = url.pathname;
 			if (path === "/.well-known/t3/environment") return json(descriptor);
 			if (path === "/api/auth/session") {
-				if (bearer(req) !== token) return json({ authenticated: false, auth: { policy: "remote-reachable" } });
-				return json({ authenticated: true, scopes, sessionMethod: "bearer-access-token", expiresAt: "2099-01-01T00:00:00Z" });
+				if (bearer(req) !== token)
+					return json({
+						authenticated: false,
+						auth: { policy: "remote-reachable" },
+					});
+				return json({
+					authenticated: true,
+					scopes,
+					sessionMethod: "bearer-access-token",
+					expiresAt: "2099-01-01T00:00:00Z",
+				});
 			}
 			if (path === "/api/auth/websocket-ticket" && req.method === "POST") {
 				if (bearer(req) !== token) return authInvalid();
@@ -313,33 +404,67 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 			}
 			if (path === "/api/orchestration/shell") {
 				if (bearer(req) !== token) return authInvalid();
-				const first = shellCalls[0]?.frames[0]?.frame.values as Json[] | undefined;
-				return json(first?.[0]?.snapshot ?? { schemaVersion: 2, snapshotSequence: 0, projects: [], threads: [], archivedThreads: [] });
+				const first = shellCalls[0]?.frames[0]?.frame.values as
+					| Json[]
+					| undefined;
+				return json(
+					first?.[0]?.snapshot ?? {
+						schemaVersion: 2,
+						snapshotSequence: 0,
+						projects: [],
+						threads: [],
+						archivedThreads: [],
+					},
+				);
 			}
 			const threadMatch = /^\/api\/orchestration\/threads\/([^/]+)$/.exec(path);
 			if (threadMatch) {
 				if (bearer(req) !== token) return authInvalid();
 				if (decodeURIComponent(threadMatch[1] as string) !== threadId) {
-					return json({ _tag: "EnvironmentResourceNotFoundError", code: "not_found", reason: "thread_not_found", traceId: "replay" }, 404);
+					return json(
+						{
+							_tag: "EnvironmentResourceNotFoundError",
+							code: "not_found",
+							reason: "thread_not_found",
+							traceId: "replay",
+						},
+						404,
+					);
 				}
-				return json({ snapshotSequence: 0, projection: projectionAt(shellCursorT) });
+				return json({
+					snapshotSequence: 0,
+					projection: projectionAt(shellCursorT),
+				});
 			}
 			if (path === "/ws") {
 				const ticket = url.searchParams.get("wsTicket");
 				if (!ticket || !tickets.has(ticket)) return authInvalid();
 				tickets.delete(ticket); // single use, like third-party gateways (§2.4)
 				connCount += 1;
-				if (srv.upgrade(req, { data: { id: connCount, stalled: false, streams: new Map() } })) return undefined;
+				if (
+					srv.upgrade(req, {
+						data: { id: connCount, stalled: false, streams: new Map() },
+					})
+				)
+					return undefined;
 				return new Response("upgrade failed", { status: 400 });
 			}
-			return new Response("No static directory configured and no dev URL set.", { status: 503 });
+			return new Response(
+				"No static directory configured and no dev URL set.",
+				{ status: 503 },
+			);
 		},
 		websocket: {
 			open(ws) {
 				sockets.add(ws);
 			},
 			message(ws, message) {
-				onMessage(ws, typeof message === "string" ? message : new TextDecoder().decode(message));
+				onMessage(
+					ws,
+					typeof message === "string"
+						? message
+						: new TextDecoder().decode(message),
+				);
 			},
 			close(ws) {
 				sockets.delete(ws);
@@ -350,13 +475,21 @@ export function startReplayServer(options: ReplayServerOptions = {}): ReplayServ
 	const api: ReplayServer = {
 		url: `http://127.0.0.1:${server.port}`,
 		received,
-		shellRequests: () => received.filter((r) => r.frame.tag === "orchestration.subscribeShell").map((r) => r.frame.payload as Json),
-		requests: (tag) => received.filter((r) => r.frame.tag === tag).map((r) => r.frame.payload as Json),
+		shellRequests: () =>
+			received
+				.filter((r) => r.frame.tag === "orchestration.subscribeShell")
+				.map((r) => r.frame.payload as Json),
+		requests: (tag) =>
+			received
+				.filter((r) => r.frame.tag === tag)
+				.map((r) => r.frame.payload as Json),
 		chunksSent: 0,
 		acksReceived: 0,
 		pendingShellChunks() {
 			if (!currentShell) return Number.POSITIVE_INFINITY;
-			return currentShell.frames.slice(currentShell.next).filter((f) => f.frame._tag === "Chunk").length;
+			return currentShell.frames
+				.slice(currentShell.next)
+				.filter((f) => f.frame._tag === "Chunk").length;
 		},
 		threadId,
 		dropSockets() {

@@ -4,6 +4,8 @@ import { ok } from "../../mcp/result.ts";
 import { modelName } from "../../threads/shapes.ts";
 import { defineTool } from "../tool.ts";
 
+const SETTLE_MS = 2_000;
+
 export const t3Machines = defineTool({
 	name: "t3_machines",
 	title: "List T3 machines",
@@ -25,6 +27,9 @@ export const t3Machines = defineTool({
 	}),
 	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
 	async handler(_args, _ctx, { fleet }) {
+		// Right after start-up a machine is still connecting; a moment usually settles it.
+		const connecting = fleet.list().filter((e) => e.machine.status().state === "connecting");
+		await Promise.all(connecting.map((e) => e.machine.ready(SETTLE_MS).catch(() => {})));
 		const machines = fleet.list().map((entry) => {
 			const status = entry.machine.status();
 			return {
