@@ -1,5 +1,162 @@
-/** `check`: validate the config and probe every machine (filled in by the shipping work). */
-export async function runCheck(_argv: string[]): Promise<number> {
-	process.stderr.write("check: not implemented yet\n");
-	return 1;
+/**
+ * `t3code-mcp check [--json]`: validate the config, probe every machine (check-machine.ts) and
+ * the state path, print one line per check with ✓/✗ and the fix for each ✗. Exit 0 only when
+ * everything passes, 1 when a check fails, 3 on a configuration error, 2 on a bad flag.
+ */
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import type { Env } from "../config/env.ts";
+import {
+	type CheckResult,
+	type MachineReport,
+	type ProbeOptions,
+	probeMachine,
+} from "./check-machine.ts";
+import { EXIT } from "./help.ts";
+
+export interface CheckReport {
+	ok: boolean;
+	config: { file: string | null; error?: string; checks: CheckResult[] };
+	machines: MachineReport[];
+}
+
+export interface CheckDeps extends ProbeOptions {
+	env?: Env;
+	cwd?: string;
+	write?: (text: string) => void;
+}
+
+/** Whether the process could create (or open for writing) the sqlite file at `path`. */
+export function statePathCheck(path: string): CheckResult {
+	const name = "state path writable";
+	if (path === ":memory:")
+		return { name, ok: true, detail: "in memory (nothing is kept)" };
+	const fix = `make ${dirname(path)} writable by this user, or point T3CODE_MCP_STATE at a writable path`;
+	try {
+		if (existsSync(path)) {
+			if (statSync(path).isDirectory())
+				return {
+					name,
+					ok: false,
+					detail: `${path} is a directory`,
+					fix: "point T3CODE_MCP_STATE at a file path",
+				};
+			accessSync(path, constants.W_OK);
+			accessSync(dirname(path), constants.W_OK); // sqlite writes -wal/-shm beside it
+			return { name, ok: true, detail: `${path} exists and is writable` };
+		}
+		// The server creates missing directories; the nearest existing one must be writable.
+		let dir = dirname(path);
+		while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+		if (!statSync(dir).isDirectory())
+			return { name, ok: false, detail: `${dir} is not a directory`, fix };
+		accessSync(dir, constants.W_OK);
+		return {
+			name,
+			ok: true,
+			detail: `${path} will be created (${dir} is writable)`,
+		};
+	} catch (err) {
+		return { name, ok: false, detail: (err as Error).message, fix };
+	}
+}
+
+function parseFlags(argv: string[]): { json: boolean } | string {
+	let json = false;
+	for (const arg of argv) {
+		if (arg === "--json") json = true;
+		else return `check: unknown flag "${arg}"\nusage: t3code-mcp check [--json]\n`;
+	}
+	return { json };
+}
+
+function renderCheck(c: CheckResult): string {
+	const line = `  ${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`;
+	return c.fix ? `${line}      fix: ${c.fix}\n` : line;
+}
+
+/** The human-readable report; every line a check, every ✗ followed by its fix. */
+export function renderReport(report: CheckReport, warnings: string[] = []): string {
+	let out = `config ${report.config.file ?? "(none)"}\n`;
+	for (const c of report.config.checks) out += renderCheck(c);
+	for (const w of warnings) out += `  ! ${w}\n`;
+	for (const m of report.machines) {
+		out += `\nmachine ${m.name} (${m.url})\n`;
+		for (const c of m.checks) out += renderCheck(c);
+	}
+	const failed =
+		report.config.checks.filter((c) => !c.ok).length +
+		report.machines.reduce((n, m) => n + m.checks.filter((c) => !c.ok).length, 0);
+	out += report.ok
+		? "\nall checks passed\n"
+		: `\n${failed} check${failed === 1 ? "" : "s"} failed\n`;
+	return out;
+}
+
+export async function runCheck(
+	argv: string[],
+	deps: CheckDeps = {},
+): Promise<number> {
+	const write = deps.write ?? ((text: string) => process.stdout.write(text));
+	const flags = parseFlags(argv);
+	if (typeof flags === "string") {
+		process.stderr.write(flags);
+		return EXIT.usage;
+	}
+	const env = deps.env ?? process.env;
+	let config: Awaited<ReturnType<typeof loadConfig>>;
+	try {
+		config = await loadConfig({ env, cwd: deps.cwd });
+	} catch (error) {
+		if (!(error instanceof ConfigError)) throw error;
+		if (flags.json) {
+			const report: CheckReport = {
+				ok: false,
+				config: {
+					file: error.file ?? null,
+					error: error.message,
+					checks: [{ name: "config valid", ok: false, detail: error.message }],
+				},
+				machines: [],
+			};
+			write(`${JSON.stringify(report, null, 2)}\n`);
+		} else {
+			write(`✗ configuration error\n${error.message}\n`);
+		}
+		return EXIT.config;
+	}
+
+	const machines = await Promise.all(
+		config.machines.map((m) => probeMachine(m, deps)),
+	);
+	const configChecks: CheckResult[] = [
+		{
+			name: "config valid",
+			ok: true,
+			detail:
+				config.machines.length === 0
+					? "no machines configured"
+					: `${config.machines.length} machine${config.machines.length === 1 ? "" : "s"}: ${config.machines.map((m) => m.name).join(", ")}`,
+		},
+		statePathCheck(config.server.statePath),
+	];
+	const ok =
+		configChecks.every((c) => c.ok) &&
+		machines.every((m) => m.checks.every((c) => c.ok));
+	const report: CheckReport = {
+		ok,
+		config: { file: config.file, checks: configChecks },
+		machines,
+	};
+	write(
+		flags.json
+			? `${JSON.stringify(report, null, 2)}\n`
+			: renderReport(
+					report,
+					// Token warnings are already checks of their own.
+					configWarnings(config).filter((w) => !w.includes("token_env")),
+				),
+	);
+	return ok ? EXIT.ok : EXIT.failure;
 }

@@ -1,6 +1,5 @@
 /** The webhook body (CONTRACT.md "Events"). */
-import type { PendingQuestionView } from "../t3/derive.ts";
-import type { ProjectRef } from "../threads/shapes.ts";
+import type { ProjectRef, QuestionShape } from "../threads/shapes.ts";
 
 export type EventType = "thread.completed" | "thread.interrupted" | "thread.failed" | "thread.question";
 
@@ -18,7 +17,7 @@ export interface EventBody {
 	thread_seq: number;
 	message: string | null;
 	error: string | null;
-	question: PendingQuestionView | null;
+	question: QuestionShape | null;
 }
 
 /** `evt_` + a time-ordered UUIDv7, stable across every retry of the event. */

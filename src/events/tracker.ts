@@ -21,7 +21,7 @@ import {
 	runOutcome,
 } from "../t3/derive.ts";
 import { type ThreadProjection, type ThreadShell, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
-import { projectRef } from "../threads/shapes.ts";
+import { projectRef, questionShape } from "../threads/shapes.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId } from "./event.ts";
 
@@ -241,7 +241,7 @@ function transitions(
 			thread_seq: seq,
 			message: null,
 			error: null,
-			question,
+			question: questionShape(question),
 		}));
 	}
 	return out;

@@ -18,7 +18,11 @@ export interface AgentIO {
 	/** An assistant message streamed as accumulated whole-row upserts, then final. */
 	stream(parts: string[]): Promise<void>;
 	command(input: string, exitCode?: number): Promise<void>;
-	fileChange(fileName: string, additions: number, deletions: number): Promise<void>;
+	fileChange(
+		fileName: string,
+		additions: number,
+		deletions: number,
+	): Promise<void>;
 	ask(questions: unknown[]): Promise<RuntimeResponse>;
 	approve(requestKind: string, prompt: string): Promise<RuntimeResponse>;
 	/** Hold the turn open until interrupted or released by `finishRun`. */
@@ -68,7 +72,10 @@ export function pickScript(prompt: string): AgentScript {
 	if (text.includes("approve") || text.includes("run a command")) {
 		return async (io) => {
 			await io.step();
-			const response = await io.approve("command", "sim agent wants to list files");
+			const response = await io.approve(
+				"command",
+				"sim agent wants to list files",
+			);
 			await io.step();
 			if (response.decision !== undefined && APPROVED.has(response.decision)) {
 				await io.command("ls");
@@ -104,6 +111,8 @@ export function pickScript(prompt: string): AgentScript {
 		await io.step();
 		await io.command("ls");
 		await io.fileChange("NOTES.md", 1, 0);
-		await io.say(`Hello from the T3 simulator. You said: ${io.prompt.slice(0, 200)}`);
+		await io.say(
+			`Hello from the T3 simulator. You said: ${io.prompt.slice(0, 200)}`,
+		);
 	};
 }

@@ -24,9 +24,13 @@ export interface Auth {
 	restore(token: string): void;
 }
 
-export function createAuth(tokens: { token: string; scopes: string[] }[]): Auth {
+export function createAuth(
+	tokens: { token: string; scopes: string[] }[],
+): Auth {
 	const expiresAt = new Date(Date.now() + SESSION_TTL_MS).toISOString();
-	const known = new Map(tokens.map((t) => [t.token, { scopes: [...t.scopes], expiresAt }]));
+	const known = new Map(
+		tokens.map((t) => [t.token, { scopes: [...t.scopes], expiresAt }]),
+	);
 	const revoked = new Set<string>();
 	const tickets = new Map<string, { token: string; expires: number }>();
 

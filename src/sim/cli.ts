@@ -13,11 +13,20 @@ export class SimUsageError extends Error {
 	}
 }
 
-const USAGE = "usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N]";
+const USAGE =
+	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N]";
 
-function integer(flag: string, value: string, min: number, max: number): number {
+function integer(
+	flag: string,
+	value: string,
+	min: number,
+	max: number,
+): number {
 	const n = Number(value);
-	if (!/^\d+$/.test(value) || n < min || n > max) throw new SimUsageError(`${flag} must be an integer from ${min} to ${max}, got "${value}"`);
+	if (!/^\d+$/.test(value) || n < min || n > max)
+		throw new SimUsageError(
+			`${flag} must be an integer from ${min} to ${max}, got "${value}"`,
+		);
 	return n;
 }
 
@@ -29,22 +38,40 @@ export function parseSimFlags(argv: string[]): SimOptions {
 		const flag = argv[i] as string;
 		const value = argv[i + 1];
 		if (flag === "--help" || flag === "-h") throw new SimUsageError(USAGE);
-		if (!["--host", "--port", "--token", "--project", "--protocol", "--step-ms"].includes(flag)) {
+		if (
+			![
+				"--host",
+				"--port",
+				"--token",
+				"--project",
+				"--protocol",
+				"--step-ms",
+			].includes(flag)
+		) {
 			throw new SimUsageError(`unknown flag "${flag}"\n${USAGE}`);
 		}
-		if (value === undefined || value.startsWith("--")) throw new SimUsageError(`${flag} needs a value\n${USAGE}`);
+		if (value === undefined || value.startsWith("--"))
+			throw new SimUsageError(`${flag} needs a value\n${USAGE}`);
 		i++;
 		if (flag === "--host") options.host = value;
 		else if (flag === "--port") options.port = integer(flag, value, 0, 65535);
 		else if (flag === "--token") options.token = value;
-		else if (flag === "--step-ms") options.stepMs = integer(flag, value, 0, 60_000);
+		else if (flag === "--step-ms")
+			options.stepMs = integer(flag, value, 0, 60_000);
 		else if (flag === "--protocol") {
-			if (value !== "1" && value !== "2") throw new SimUsageError(`--protocol must be 1 or 2, got "${value}"`);
+			if (value !== "1" && value !== "2")
+				throw new SimUsageError(`--protocol must be 1 or 2, got "${value}"`);
 			options.protocol = value === "1" ? 1 : 2;
 		} else {
 			const eq = value.indexOf("=");
-			if (eq <= 0 || eq === value.length - 1) throw new SimUsageError(`--project must look like TITLE=PATH, got "${value}"`);
-			projects.push({ title: value.slice(0, eq), workspaceRoot: value.slice(eq + 1) });
+			if (eq <= 0 || eq === value.length - 1)
+				throw new SimUsageError(
+					`--project must look like TITLE=PATH, got "${value}"`,
+				);
+			projects.push({
+				title: value.slice(0, eq),
+				workspaceRoot: value.slice(eq + 1),
+			});
 		}
 	}
 	if (projects.length > 0) options.projects = projects;
@@ -61,7 +88,9 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		process.exit(2);
 	}
 	const sim = await startSim(options);
-	process.stdout.write(`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`);
+	process.stdout.write(
+		`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`,
+	);
 	await new Promise<void>((resolve) => {
 		const done = () => {
 			process.off("SIGINT", done);

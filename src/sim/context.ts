@@ -24,6 +24,10 @@ export interface SimContext {
 		/** RPC tag → how many upcoming requests lose their reply. */
 		dropReplies: Map<string, number>;
 	};
-	wire: { recording: boolean; frames: SimFrame[]; requests: Record<string, number> };
+	wire: {
+		recording: boolean;
+		frames: SimFrame[];
+		requests: Record<string, number>;
+	};
 	count(key: string): void;
 }

@@ -5,8 +5,17 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
-import { nowIso, newId, type Row } from "./rows.ts";
-import { cancelRun, createRun, driveRun, interruptRun, type NewRunInput, type RunHandle, type RunKit, resolveRequest } from "./run-lifecycle.ts";
+import { newId, nowIso, type Row } from "./rows.ts";
+import {
+	cancelRun,
+	createRun,
+	driveRun,
+	interruptRun,
+	type NewRunInput,
+	type RunHandle,
+	type RunKit,
+	resolveRequest,
+} from "./run-lifecycle.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store, ThreadState } from "./store.ts";
 
@@ -22,8 +31,29 @@ export interface Engine {
 }
 
 const REQUIRED: Record<string, string[]> = {
-	"thread.create": ["commandId", "threadId", "projectId", "createdBy", "creationSource", "title", "modelSelection", "runtimeMode", "interactionMode", "branch", "worktreePath"],
-	"message.dispatch": ["commandId", "threadId", "createdBy", "creationSource", "messageId", "text", "attachments", "dispatchMode"],
+	"thread.create": [
+		"commandId",
+		"threadId",
+		"projectId",
+		"createdBy",
+		"creationSource",
+		"title",
+		"modelSelection",
+		"runtimeMode",
+		"interactionMode",
+		"branch",
+		"worktreePath",
+	],
+	"message.dispatch": [
+		"commandId",
+		"threadId",
+		"createdBy",
+		"creationSource",
+		"messageId",
+		"text",
+		"attachments",
+		"dispatchMode",
+	],
 	"run.interrupt": ["commandId", "threadId", "runId"],
 	"runtime-request.respond": ["commandId", "threadId", "requestId"],
 	"thread.runtime-mode.set": ["commandId", "threadId", "runtimeMode"],
@@ -36,10 +66,21 @@ const REQUIRED: Record<string, string[]> = {
 	"queue.resume": ["commandId", "threadId"],
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
 };
-const LAUNCH_REQUIRED = ["commandId", "projectId", "title", "modelSelection", "runtimeMode", "interactionMode", "workspaceStrategy"];
+const LAUNCH_REQUIRED = [
+	"commandId",
+	"projectId",
+	"title",
+	"modelSelection",
+	"runtimeMode",
+	"interactionMode",
+	"workspaceStrategy",
+];
 
 /** Effect Schema's rendering of a missing property (OBSERVED.md §5.8). */
-export function missingKey(payload: Record<string, unknown>, keys: string[]): string | undefined {
+export function missingKey(
+	payload: Record<string, unknown>,
+	keys: string[],
+): string | undefined {
 	const key = keys.find((k) => !(k in payload) || payload[k] === undefined);
 	return key === undefined ? undefined : `Missing key\n  at ["${key}"]`;
 }
@@ -48,9 +89,16 @@ const unionText = `Expected ${Object.keys(REQUIRED)
 	.map((type) => `{ readonly "type": "${type}", ... }`)
 	.join(" | ")}`;
 
-export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs: number }): Engine {
+export function createEngine(deps: {
+	store: Store;
+	scheduler: Scheduler;
+	stepMs: number;
+}): Engine {
 	const { store, scheduler } = deps;
-	const receipts = new Map<string, { outcome: Outcome; threadId?: string; launch?: boolean }>();
+	const receipts = new Map<
+		string,
+		{ outcome: Outcome; threadId?: string; launch?: boolean }
+	>();
 	const handles = new Map<string, RunHandle>();
 	const heldQueues = new Set<string>();
 
@@ -58,9 +106,18 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 		store,
 		scheduler,
 		stepMs: deps.stepMs,
-		workspaceRoot: (thread) => String(store.projects.get(thread.app.projectId as string)?.row.workspaceRoot ?? "/srv/t3"),
+		workspaceRoot: (thread) =>
+			String(
+				store.projects.get(thread.app.projectId as string)?.row.workspaceRoot ??
+					"/srv/t3",
+			),
 		onRunFinished(thread, holdQueue) {
-			for (const [id, h] of handles) if (h.thread === thread && TERMINAL_RUN_STATUSES.has(h.run.status as string)) handles.delete(id);
+			for (const [id, h] of handles)
+				if (
+					h.thread === thread &&
+					TERMINAL_RUN_STATUSES.has(h.run.status as string)
+				)
+					handles.delete(id);
 			if (holdQueue) heldQueues.add(thread.id);
 			if (!heldQueues.has(thread.id)) startNextQueued(thread);
 		},
@@ -71,14 +128,25 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 	}
 
 	function startNextQueued(thread: ThreadState): void {
-		if (threadHandles(thread).some((h) => BUSY_RUN_STATUSES.has(h.run.status as string) && h.run.status !== "queued")) return;
+		if (
+			threadHandles(thread).some(
+				(h) =>
+					BUSY_RUN_STATUSES.has(h.run.status as string) &&
+					h.run.status !== "queued",
+			)
+		)
+			return;
 		const queued = threadHandles(thread)
 			.filter((h) => h.run.status === "queued")
 			.sort((a, b) => (a.run.ordinal as number) - (b.run.ordinal as number));
 		const next = queued[0];
 		if (!next) return;
 		next.run = { ...next.run, status: "starting", queuePosition: null };
-		store.upsert(thread, "runs", next.run, "run.updated", { runId: next.run.id, nodeId: next.node.id, providerInstanceId: next.instanceId });
+		store.upsert(thread, "runs", next.run, "run.updated", {
+			runId: next.run.id,
+			nodeId: next.node.id,
+			providerInstanceId: next.instanceId,
+		});
 		queued.slice(1).forEach((h, index) => {
 			h.run = { ...h.run, queuePosition: index + 1 };
 		});
@@ -89,18 +157,30 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 		const { handle, sequence } = createRun(kit, thread, input);
 		handles.set(handle.run.id, handle);
 		if (thread.app.activeProviderThreadId == null) {
-			thread.app = { ...thread.app, activeProviderThreadId: handle.run.providerThreadId, updatedAt: nowIso() };
-			store.appendThreadEvent(thread, "thread.metadata-updated", { providerInstanceId: handle.instanceId });
+			thread.app = {
+				...thread.app,
+				activeProviderThreadId: handle.run.providerThreadId,
+				updatedAt: nowIso(),
+			};
+			store.appendThreadEvent(thread, "thread.metadata-updated", {
+				providerInstanceId: handle.instanceId,
+			});
 		}
-		if (input.status !== "queued") void driveRun(kit, handle, pickScript(input.text));
+		if (input.status !== "queued")
+			void driveRun(kit, handle, pickScript(input.text));
 		return Math.max(sequence, store.head());
 	}
 
 	function isBusy(thread: ThreadState): boolean {
-		return thread.rows.runs.some((r) => BUSY_RUN_STATUSES.has(r.status as string));
+		return thread.rows.runs.some((r) =>
+			BUSY_RUN_STATUSES.has(r.status as string),
+		);
 	}
 
-	function newThread(input: Record<string, unknown>, creationSource: string): ThreadState {
+	function newThread(
+		input: Record<string, unknown>,
+		creationSource: string,
+	): ThreadState {
 		const id = String(input.threadId ?? `thread-${newId()}`);
 		const modelSelection = input.modelSelection as Row;
 		const at = nowIso();
@@ -117,7 +197,11 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 			branch: input.branch ?? null,
 			worktreePath: input.worktreePath ?? null,
 			activeProviderThreadId: null,
-			lineage: { parentThreadId: null, relationshipToParent: null, rootThreadId: id },
+			lineage: {
+				parentThreadId: null,
+				relationshipToParent: null,
+				rootThreadId: id,
+			},
 			forkedFrom: null,
 			createdAt: at,
 			updatedAt: at,
@@ -128,36 +212,49 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 			snoozedAt: null,
 			deletedAt: null,
 		};
-		return store.createThread(app, { providerInstanceId: String(app.providerInstanceId) });
+		return store.createThread(app, {
+			providerInstanceId: String(app.providerInstanceId),
+		});
 	}
 
-	function setApp(thread: ThreadState, patch: Record<string, unknown>, type: string): number {
+	function setApp(
+		thread: ThreadState,
+		patch: Record<string, unknown>,
+		type: string,
+	): number {
 		thread.app = { ...thread.app, ...patch, updatedAt: nowIso() };
-		return store.appendThreadEvent(thread, type, { providerInstanceId: String(thread.app.providerInstanceId) });
+		return store.appendThreadEvent(thread, type, {
+			providerInstanceId: String(thread.app.providerInstanceId),
+		});
 	}
 
 	/** Execute one validated command; returns the last sequence it wrote, or a failure message. */
 	function execute(c: Record<string, unknown>, type: string): number | string {
 		const threadId = String(c.threadId);
 		if (type === "thread.create") {
-			if (store.threads.has(threadId)) return `Thread ${threadId} already exists.`;
+			if (store.threads.has(threadId))
+				return `Thread ${threadId} already exists.`;
 			return newThread(c, String(c.creationSource)).lastSequence;
 		}
 		const thread = store.threads.get(threadId);
-		if (!thread || thread.app.deletedAt) return `Failed to load orchestration projection for thread ${threadId}.`;
+		if (!thread || thread.app.deletedAt)
+			return `Failed to load orchestration projection for thread ${threadId}.`;
 		switch (type) {
 			case "message.dispatch": {
 				const mode = (c.dispatchMode ?? {}) as Record<string, unknown>;
 				if (mode.type === "steer_active" || mode.type === "restart_active") {
 					const target = store.find(thread, "runs", String(mode.targetRunId));
-					if (!target) return `Target run ${String(mode.targetRunId)} was not found.`;
+					if (!target)
+						return `Target run ${String(mode.targetRunId)} was not found.`;
 					return "The simulated provider does not support active steering.";
 				}
 				const busy = isBusy(thread);
 				return startRun(thread, {
 					messageId: String(c.messageId),
 					text: String(c.text),
-					modelSelection: (c.modelSelection as Row | undefined) ?? (thread.app.modelSelection as Row),
+					modelSelection:
+						(c.modelSelection as Row | undefined) ??
+						(thread.app.modelSelection as Row),
 					createdBy: "user", // the socket handler forces createdBy (OBSERVED.md §4)
 					creationSource: String(c.creationSource),
 					status: busy ? "queued" : "starting",
@@ -167,7 +264,12 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 			case "run.interrupt": {
 				const runId = String(c.runId);
 				const h = handles.get(runId);
-				if (!h || h.thread !== thread || h.interrupting || TERMINAL_RUN_STATUSES.has(h.run.status as string)) {
+				if (
+					!h ||
+					h.thread !== thread ||
+					h.interrupting ||
+					TERMINAL_RUN_STATUSES.has(h.run.status as string)
+				) {
 					return `Run ${runId} is not interruptible.`;
 				}
 				if (h.run.status === "queued") {
@@ -175,33 +277,57 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 					handles.delete(runId);
 					return store.head();
 				}
-				return interruptRun(kit, h, c.reason === undefined ? undefined : String(c.reason), c.holdQueue === true);
+				return interruptRun(
+					kit,
+					h,
+					c.reason === undefined ? undefined : String(c.reason),
+					c.holdQueue === true,
+				);
 			}
 			case "runtime-request.respond": {
 				const requestId = String(c.requestId);
 				const request = store.find(thread, "runtimeRequests", requestId);
 				if (!request) return `Runtime request ${requestId} was not found.`;
-				if (request.status !== "pending") return `Runtime request ${requestId} is not pending.`;
+				if (request.status !== "pending")
+					return `Runtime request ${requestId} is not pending.`;
 				const node = store.find(thread, "nodes", request.nodeId as string);
 				const h = node ? handles.get(node.runId as string) : undefined;
-				const response: { decision?: string; answers?: Record<string, unknown> } = {};
+				const response: {
+					decision?: string;
+					answers?: Record<string, unknown>;
+				} = {};
 				if (c.decision !== undefined) response.decision = String(c.decision);
-				if (c.answers !== undefined) response.answers = c.answers as Record<string, unknown>;
+				if (c.answers !== undefined)
+					response.answers = c.answers as Record<string, unknown>;
 				return resolveRequest(kit, h, thread, request, response);
 			}
 			case "thread.runtime-mode.set":
-				return setApp(thread, { runtimeMode: c.runtimeMode }, "thread.runtime-mode-updated");
+				return setApp(
+					thread,
+					{ runtimeMode: c.runtimeMode },
+					"thread.runtime-mode-updated",
+				);
 			case "thread.interaction-mode.set":
-				return setApp(thread, { interactionMode: c.interactionMode }, "thread.interaction-mode-updated");
+				return setApp(
+					thread,
+					{ interactionMode: c.interactionMode },
+					"thread.interaction-mode-updated",
+				);
 			case "thread.model-selection.set":
-				return setApp(thread, { modelSelection: c.modelSelection }, "thread.model-selection-updated");
+				return setApp(
+					thread,
+					{ modelSelection: c.modelSelection },
+					"thread.model-selection-updated",
+				);
 			case "thread.metadata.update": {
 				const patch: Record<string, unknown> = {};
-				for (const key of ["title", "branch", "worktreePath"]) if (c[key] !== undefined) patch[key] = c[key];
+				for (const key of ["title", "branch", "worktreePath"])
+					if (c[key] !== undefined) patch[key] = c[key];
 				return setApp(thread, patch, "thread.metadata-updated");
 			}
 			case "thread.archive":
-				if (isBusy(thread)) return `Thread ${threadId} cannot be archived while it is working.`;
+				if (isBusy(thread))
+					return `Thread ${threadId} cannot be archived while it is working.`;
 				return setApp(thread, { archivedAt: nowIso() }, "thread.archived");
 			case "thread.unarchive":
 				return setApp(thread, { archivedAt: null }, "thread.unarchived");
@@ -217,7 +343,8 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 				return store.head();
 			case "queued-run.cancel": {
 				const h = handles.get(String(c.runId));
-				if (!h || h.run.status !== "queued") return `Run ${String(c.runId)} is not queued.`;
+				if (h?.run.status !== "queued")
+					return `Run ${String(c.runId)} is not queued.`;
 				cancelRun(kit, h);
 				handles.delete(h.run.id);
 				return store.head();
@@ -241,7 +368,15 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 		const outcome: Outcome =
 			typeof result === "number"
 				? { ok: { sequence: result } }
-				: { fail: { _tag: "OrchestrationV2DispatchCommandError", commandId, commandType: type, message: result, detail: result } };
+				: {
+						fail: {
+							_tag: "OrchestrationV2DispatchCommandError",
+							commandId,
+							commandType: type,
+							message: result,
+							detail: result,
+						},
+					};
 		receipts.set(commandId, { outcome });
 		return outcome;
 	}
@@ -255,19 +390,33 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 			if (!receipt.threadId) return receipt.outcome;
 			const thread = store.threads.get(receipt.threadId);
 			if (!thread) return receipt.outcome;
-			return { ok: { threadId: thread.id, projection: store.projection(thread), resumed: true } };
+			return {
+				ok: {
+					threadId: thread.id,
+					projection: store.projection(thread),
+					resumed: true,
+				},
+			};
 		}
 		const projectId = String(input.projectId);
 		const fail = (stage: string, cause: string): Outcome => {
 			const message = `Thread launch ${commandId} failed during ${stage}.`;
 			const outcome = {
-				fail: { _tag: "OrchestrationV2ThreadLaunchError", commandId, projectId, message, cause: { name: "ThreadLaunchError", message, cause } },
+				fail: {
+					_tag: "OrchestrationV2ThreadLaunchError",
+					commandId,
+					projectId,
+					message,
+					cause: { name: "ThreadLaunchError", message, cause },
+				},
 			};
 			receipts.set(commandId, { outcome, launch: true });
 			return outcome;
 		};
-		if (!store.projects.has(projectId)) return fail("resolve-project", "Project not found.");
-		const requested = input.threadId === undefined ? undefined : String(input.threadId);
+		if (!store.projects.has(projectId))
+			return fail("resolve-project", "Project not found.");
+		const requested =
+			input.threadId === undefined ? undefined : String(input.threadId);
 		let thread = requested ? store.threads.get(requested) : undefined;
 		if (thread) {
 			const empty = thread.rows.runs.length === 0 && !thread.app.deletedAt;
@@ -289,7 +438,13 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 				inputIntent: "turn_start",
 			});
 		}
-		const outcome: Outcome = { ok: { threadId: thread.id, projection: store.projection(thread), resumed: false } };
+		const outcome: Outcome = {
+			ok: {
+				threadId: thread.id,
+				projection: store.projection(thread),
+				resumed: false,
+			},
+		};
 		receipts.set(commandId, { outcome, threadId: thread.id, launch: true });
 		return outcome;
 	}
@@ -311,10 +466,13 @@ export function createEngine(deps: { store: Store; scheduler: Scheduler; stepMs:
 			return { ok: store.projection(thread) };
 		},
 		finishRun(threadId) {
-			for (const h of handles.values()) if (h.thread.id === threadId && h.release) h.release();
+			for (const h of handles.values())
+				if (h.thread.id === threadId && h.release) h.release();
 		},
 		cancelAll() {
-			for (const h of handles.values()) if (!TERMINAL_RUN_STATUSES.has(h.run.status as string)) cancelRun(kit, h);
+			for (const h of handles.values())
+				if (!TERMINAL_RUN_STATUSES.has(h.run.status as string))
+					cancelRun(kit, h);
 			handles.clear();
 		},
 	};

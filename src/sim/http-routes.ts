@@ -10,20 +10,49 @@ import { AUTH_DESCRIPTOR, environmentDescriptor } from "./server-config.ts";
 
 const traceId = () => crypto.randomUUID().replaceAll("-", "");
 
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-	Response.json(body, { status, headers: { "Access-Control-Allow-Origin": "*", ...headers } });
+export const json = (
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): Response =>
+	Response.json(body, {
+		status,
+		headers: { "Access-Control-Allow-Origin": "*", ...headers },
+	});
 
-export const authInvalid = (reason: "missing_credential" | "invalid_credential"): Response =>
-	json(401, { _tag: "EnvironmentAuthInvalidError", code: "auth_invalid", reason, traceId: traceId() });
+export const authInvalid = (
+	reason: "missing_credential" | "invalid_credential",
+): Response =>
+	json(401, {
+		_tag: "EnvironmentAuthInvalidError",
+		code: "auth_invalid",
+		reason,
+		traceId: traceId(),
+	});
 
 const scopeRequired = (requiredScope: string) =>
-	json(403, { _tag: "EnvironmentScopeRequiredError", code: "insufficient_scope", requiredScope, traceId: traceId() });
+	json(403, {
+		_tag: "EnvironmentScopeRequiredError",
+		code: "insufficient_scope",
+		requiredScope,
+		traceId: traceId(),
+	});
 
 const notFound = (reason: string) =>
-	json(404, { _tag: "EnvironmentResourceNotFoundError", code: "not_found", reason, traceId: traceId() });
+	json(404, {
+		_tag: "EnvironmentResourceNotFoundError",
+		code: "not_found",
+		reason,
+		traceId: traceId(),
+	});
 
 const badRequest = (reason: string) =>
-	json(400, { _tag: "EnvironmentRequestInvalidError", code: "invalid_request", reason, traceId: traceId() });
+	json(400, {
+		_tag: "EnvironmentRequestInvalidError",
+		code: "invalid_request",
+		reason,
+		traceId: traceId(),
+	});
 
 const THREAD_ROUTE = /^\/api\/orchestration\/threads\/([^/]+)$/;
 
@@ -41,7 +70,8 @@ export function handleHttp(ctx: SimContext, request: Request): Response {
 	if (method === "GET" && path === "/api/auth/session") {
 		ctx.count("GET /api/auth/session");
 		// Always 200: a bad token reads as authenticated:false, not 401 (PROTOCOL.md §2.5).
-		if (!session) return json(200, { authenticated: false, auth: AUTH_DESCRIPTOR });
+		if (!session)
+			return json(200, { authenticated: false, auth: AUTH_DESCRIPTOR });
 		return json(200, {
 			authenticated: true,
 			auth: AUTH_DESCRIPTOR,
@@ -58,30 +88,55 @@ export function handleHttp(ctx: SimContext, request: Request): Response {
 		return json(200, ticket, { "Cache-Control": "no-store" });
 	}
 	const threadMatch = path.match(THREAD_ROUTE);
-	if (method === "GET" && (path === "/api/orchestration/shell" || threadMatch)) {
-		ctx.count(threadMatch ? "GET /api/orchestration/threads/:id" : "GET /api/orchestration/shell");
+	if (
+		method === "GET" &&
+		(path === "/api/orchestration/shell" || threadMatch)
+	) {
+		ctx.count(
+			threadMatch
+				? "GET /api/orchestration/threads/:id"
+				: "GET /api/orchestration/shell",
+		);
 		if (token === undefined) return authInvalid("missing_credential");
 		if (!session) return authInvalid("invalid_credential");
 		if (!session.scopes.includes(READ_SCOPE)) return scopeRequired(READ_SCOPE);
 		if (ctx.protocol === 1) return v1Read(ctx, threadMatch?.[1]);
 		// The header is a schema literal on V2 routes (PROTOCOL.md §1.2; status per §1.3, inferred 400).
-		if (request.headers.get("x-t3-orchestration-protocol") !== "2") return badRequest("missing_orchestration_protocol_header");
+		if (request.headers.get("x-t3-orchestration-protocol") !== "2")
+			return badRequest("missing_orchestration_protocol_header");
 		if (!threadMatch) return json(200, ctx.store.shellSnapshot());
-		const thread = ctx.store.threads.get(decodeURIComponent(threadMatch[1] ?? ""));
+		const thread = ctx.store.threads.get(
+			decodeURIComponent(threadMatch[1] ?? ""),
+		);
 		if (!thread || thread.app.deletedAt) return notFound("thread_not_found");
-		return json(200, { snapshotSequence: thread.lastSequence, projection: ctx.store.projection(thread) });
+		return json(200, {
+			snapshotSequence: thread.lastSequence,
+			projection: ctx.store.projection(thread),
+		});
 	}
-	if (ctx.protocol === 1 && method === "GET" && path === "/api/orchestration/snapshot") {
-		if (!session) return authInvalid(token === undefined ? "missing_credential" : "invalid_credential");
+	if (
+		ctx.protocol === 1 &&
+		method === "GET" &&
+		path === "/api/orchestration/snapshot"
+	) {
+		if (!session)
+			return authInvalid(
+				token === undefined ? "missing_credential" : "invalid_credential",
+			);
 		return json(200, v1Shell(ctx));
 	}
-	return json(404, { _tag: "NotFound", message: `No route for ${method} ${path}` });
+	return json(404, {
+		_tag: "NotFound",
+		message: `No route for ${method} ${path}`,
+	});
 }
 
 function v1Read(ctx: SimContext, threadId: string | undefined): Response {
 	const shell = v1Shell(ctx);
 	if (threadId === undefined) return json(200, shell);
-	const thread = (shell.threads as { id: string }[]).find((t) => t.id === decodeURIComponent(threadId));
+	const thread = (shell.threads as { id: string }[]).find(
+		(t) => t.id === decodeURIComponent(threadId),
+	);
 	if (!thread) return notFound("thread_not_found");
 	return json(200, { snapshotSequence: shell.snapshotSequence, thread });
 }

@@ -4,4 +4,11 @@
  */
 export { runSimCommand } from "./cli.ts";
 export { startSim } from "./sim.ts";
-export type { Sim, SimFrame, SimOptions, SimProjectOption, SimStats, SimTokenOption } from "./types.ts";
+export type {
+	Sim,
+	SimFrame,
+	SimOptions,
+	SimProjectOption,
+	SimStats,
+	SimTokenOption,
+} from "./types.ts";

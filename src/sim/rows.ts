@@ -13,9 +13,14 @@ export const nowIso = (): string => new Date().toISOString();
 
 export const runIdFor = (threadId: string, ordinal: number): string =>
 	`run:thread:${threadId}:ordinal:${ordinal}`;
-export const rootNodeIdFor = (runId: string): string => `node:run:${enc(runId)}:root`;
-export const attemptIdFor = (runId: string): string => `run-attempt:run:${enc(runId)}:attempt:1`;
-export const providerThreadIdFor = (instanceId: string, firstRunId: string): string =>
+export const rootNodeIdFor = (runId: string): string =>
+	`node:run:${enc(runId)}:root`;
+export const attemptIdFor = (runId: string): string =>
+	`run-attempt:run:${enc(runId)}:attempt:1`;
+export const providerThreadIdFor = (
+	instanceId: string,
+	firstRunId: string,
+): string =>
 	`provider-thread:provider:${instanceId}:native-thread:pending${enc(`:${firstRunId}`)}`;
 export const providerSessionIdFor = (instanceId: string): string =>
 	`provider-session:provider-instance:${instanceId}:shared`;
@@ -25,16 +30,30 @@ export const checkpointScopeIdFor = (threadId: string): string =>
 	`checkpoint-scope:thread:${threadId}:name:root`;
 export const checkpointIdFor = (scopeId: string, n: number): string =>
 	`checkpoint:scope:${enc(scopeId)}:name:${n}`;
-export const runtimeRequestIdFor = (instanceId: string, providerTurnId: string, callId: string): string =>
+export const runtimeRequestIdFor = (
+	instanceId: string,
+	providerTurnId: string,
+	callId: string,
+): string =>
 	`runtime-request:provider:${instanceId}:provider-turn:${enc(providerTurnId)}:native-request:${callId}:${newId()}`;
-export const assistantMessageIdFor = (instanceId: string, nativeId: string): string =>
-	`message:provider:${instanceId}:native-item:${nativeId}`;
-export const providerItemIdFor = (instanceId: string, nativeId: string): string =>
-	`turn-item:provider:${instanceId}:native-item:${nativeId}`;
-export const providerNodeIdFor = (instanceId: string, nativeId: string): string =>
-	`node:provider:${instanceId}:native-item:${nativeId}`;
+export const assistantMessageIdFor = (
+	instanceId: string,
+	nativeId: string,
+): string => `message:provider:${instanceId}:native-item:${nativeId}`;
+export const providerItemIdFor = (
+	instanceId: string,
+	nativeId: string,
+): string => `turn-item:provider:${instanceId}:native-item:${nativeId}`;
+export const providerNodeIdFor = (
+	instanceId: string,
+	nativeId: string,
+): string => `node:provider:${instanceId}:native-item:${nativeId}`;
 
-export const nativeRef = (driver: string, nativeId: string) => ({ driver, nativeId, strength: "strong" });
+export const nativeRef = (driver: string, nativeId: string) => ({
+	driver,
+	nativeId,
+	strength: "strong",
+});
 
 /** Capabilities the shared provider session advertises (trimmed from the capture). */
 export const SESSION_CAPABILITIES = {

@@ -30,7 +30,10 @@ type Push = (values: unknown[]) => void;
 interface Method {
 	scope: string;
 	call?: (payload: Record<string, unknown>) => Outcome;
-	stream?: (payload: Record<string, unknown>, push: Push) => Outcome | (() => void);
+	stream?: (
+		payload: Record<string, unknown>,
+		push: Push,
+	) => Outcome | (() => void);
 }
 
 interface Stream {
@@ -46,14 +49,19 @@ let fiberIds = 1000;
 function cursorDefect(payload: Record<string, unknown>): string | undefined {
 	const after = payload.afterSequence;
 	if (after === undefined) return undefined;
-	if (typeof after !== "number" || !Number.isInteger(after)) return `Expected an integer, got ${JSON.stringify(after)}\n  at ["afterSequence"]`;
-	if (after < 0) return `Expected a value greater than or equal to 0, got ${after}\n  at ["afterSequence"]`;
+	if (typeof after !== "number" || !Number.isInteger(after))
+		return `Expected an integer, got ${JSON.stringify(after)}\n  at ["afterSequence"]`;
+	if (after < 0)
+		return `Expected a value greater than or equal to 0, got ${after}\n  at ["afterSequence"]`;
 	return undefined;
 }
 
 function methodsFor(ctx: SimContext): Record<string, Method> {
 	const common: Record<string, Method> = {
-		"server.getConfig": { scope: READ_SCOPE, call: () => ({ ok: serverConfig(ctx) }) },
+		"server.getConfig": {
+			scope: READ_SCOPE,
+			call: () => ({ ok: serverConfig(ctx) }),
+		},
 		"server.probe": { scope: READ_SCOPE, call: () => ({ ok: {} }) },
 	};
 	if (ctx.protocol === 1) {
@@ -69,22 +77,35 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 			},
 			"orchestration.dispatchCommand": {
 				scope: OPERATE_SCOPE,
-				call: () => ({ die: 'Expected { readonly "type": "thread.turn.start", ... } | …' }),
+				call: () => ({
+					die: 'Expected { readonly "type": "thread.turn.start", ... } | …',
+				}),
 			},
 		};
 	}
 	return {
 		...common,
-		"orchestration.dispatchCommand": { scope: OPERATE_SCOPE, call: (p) => ctx.engine.dispatch(p) },
-		"orchestration.launchThread": { scope: OPERATE_SCOPE, call: (p) => ctx.engine.launch(p) },
+		"orchestration.dispatchCommand": {
+			scope: OPERATE_SCOPE,
+			call: (p) => ctx.engine.dispatch(p),
+		},
+		"orchestration.launchThread": {
+			scope: OPERATE_SCOPE,
+			call: (p) => ctx.engine.launch(p),
+		},
 		"orchestration.getThreadProjection": {
 			scope: READ_SCOPE,
-			call: (p) => (typeof p.threadId === "string" ? ctx.engine.getProjection(p.threadId) : { die: 'Missing key\n  at ["threadId"]' }),
+			call: (p) =>
+				typeof p.threadId === "string"
+					? ctx.engine.getProjection(p.threadId)
+					: { die: 'Missing key\n  at ["threadId"]' },
 		},
 		"orchestration.getArchivedShellSnapshot": {
 			scope: READ_SCOPE,
 			call: () => {
-				const archived = [...ctx.store.threads.values()].filter((t) => t.app.archivedAt && !t.app.deletedAt);
+				const archived = [...ctx.store.threads.values()].filter(
+					(t) => t.app.archivedAt && !t.app.deletedAt,
+				);
 				return {
 					ok: {
 						schemaVersion: 2,
@@ -106,7 +127,8 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 		"orchestration.subscribeThread": {
 			scope: READ_SCOPE,
 			stream: (p, push) => {
-				if (typeof p.threadId !== "string") return { die: 'Missing key\n  at ["threadId"]' };
+				if (typeof p.threadId !== "string")
+					return { die: 'Missing key\n  at ["threadId"]' };
 				const defect = cursorDefect(p);
 				if (defect) return { die: defect };
 				return openThreadStream(ctx, { ...p, threadId: p.threadId }, push);
@@ -132,18 +154,32 @@ export function v1Shell(ctx: SimContext): Record<string, unknown> {
 }
 
 function exitFrame(requestId: string, outcome: Outcome): unknown {
-	if ("ok" in outcome) return { _tag: "Exit", requestId, exit: { _tag: "Success", value: outcome.ok } };
-	const cause = "fail" in outcome ? { _tag: "Fail", error: outcome.fail } : { _tag: "Die", defect: outcome.die };
+	if ("ok" in outcome)
+		return {
+			_tag: "Exit",
+			requestId,
+			exit: { _tag: "Success", value: outcome.ok },
+		};
+	const cause =
+		"fail" in outcome
+			? { _tag: "Fail", error: outcome.fail }
+			: { _tag: "Die", defect: outcome.die };
 	return { _tag: "Exit", requestId, exit: { _tag: "Failure", cause: [cause] } };
 }
 
 const interruptFrame = (requestId: string) => ({
 	_tag: "Exit",
 	requestId,
-	exit: { _tag: "Failure", cause: [{ _tag: "Interrupt", fiberId: fiberIds++ }] },
+	exit: {
+		_tag: "Failure",
+		cause: [{ _tag: "Interrupt", fiberId: fiberIds++ }],
+	},
 });
 
-export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>): Connection {
+export function createConnection(
+	ctx: SimContext,
+	ws: ServerWebSocket<ConnData>,
+): Connection {
 	const methods = methodsFor(ctx);
 	const streams = new Map<string, Stream>();
 	/** Calls whose reply is held back by setDelay, cancellable by Interrupt. */
@@ -152,7 +188,8 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 
 	function send(frame: unknown): void {
 		if (closed || ctx.faults.blackholed) return;
-		if (ctx.wire.recording) ctx.wire.frames.push({ dir: "send", conn: ws.data.id, frame });
+		if (ctx.wire.recording)
+			ctx.wire.frames.push({ dir: "send", conn: ws.data.id, frame });
 		// 0 = Bun dropped the message under backpressure (notes/bun.md §5); a stream with a hole
 		// in it would be silently wrong, so end the connection and let the client resume.
 		if (ws.send(JSON.stringify(frame)) === 0) terminate();
@@ -167,7 +204,10 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 
 	function reply(requestId: string, outcome: Outcome): void {
 		const delay = ctx.faults.delayMs;
-		if (delay <= 0) return send(exitFrame(requestId, outcome));
+		if (delay <= 0) {
+			send(exitFrame(requestId, outcome));
+			return;
+		}
 		delayed.set(
 			requestId,
 			setTimeout(() => {
@@ -177,7 +217,11 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 		);
 	}
 
-	function startStream(requestId: string, method: Method, payload: Record<string, unknown>): Outcome | undefined {
+	function startStream(
+		requestId: string,
+		method: Method,
+		payload: Record<string, unknown>,
+	): Outcome | undefined {
 		const stream: Stream = { queue: [], inFlight: false, dispose: () => {} };
 		streams.set(requestId, stream);
 		const push: Push = (values) => {
@@ -200,9 +244,12 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 		ctx.count(tag);
 		if (streams.has(requestId) || delayed.has(requestId)) return; // duplicate in-flight id: dropped
 		const method = methods[tag];
-		if (!method) return send(exitFrame(requestId, { die: `Unknown request tag: ${tag}` }));
+		if (!method) {
+			send(exitFrame(requestId, { die: `Unknown request tag: ${tag}` }));
+			return;
+		}
 		if (!ws.data.scopes.includes(method.scope)) {
-			return send(
+			send(
 				exitFrame(requestId, {
 					fail: {
 						_tag: "EnvironmentAuthorizationError",
@@ -211,8 +258,11 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 					},
 				}),
 			);
+			return;
 		}
-		const payload = (m.payload && typeof m.payload === "object" ? m.payload : {}) as Record<string, unknown>;
+		const payload = (
+			m.payload && typeof m.payload === "object" ? m.payload : {}
+		) as Record<string, unknown>;
 		const drops = ctx.faults.dropReplies.get(tag) ?? 0;
 		if (drops > 0) ctx.faults.dropReplies.set(tag, drops - 1);
 		let outcome: Outcome | undefined;
@@ -244,7 +294,8 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 		if (timer) {
 			clearTimeout(timer);
 			delayed.delete(requestId);
-			return send(interruptFrame(requestId));
+			send(interruptFrame(requestId));
+			return;
 		}
 		const stream = streams.get(requestId);
 		if (!stream) return;
@@ -254,26 +305,45 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 	}
 
 	function handle(m: unknown): void {
-		if (!m || typeof m !== "object") return send({ _tag: "Defect", defect: { name: "ParseError", message: "Expected an RPC message object" } });
+		if (!m || typeof m !== "object") {
+			send({
+				_tag: "Defect",
+				defect: {
+					name: "ParseError",
+					message: "Expected an RPC message object",
+				},
+			});
+			return;
+		}
 		const message = m as Record<string, unknown>;
 		switch (message._tag) {
 			case "Request":
-				return request(message);
+				request(message);
+				return;
 			case "Ack": {
 				const requestId = String(message.requestId);
 				const stream = streams.get(requestId);
 				if (!stream) return;
 				stream.inFlight = false;
-				return pump(requestId, stream);
+				pump(requestId, stream);
+				return;
 			}
 			case "Interrupt":
-				return interrupt(String(message.requestId));
+				interrupt(String(message.requestId));
+				return;
 			case "Ping":
-				return send({ _tag: "Pong" });
+				send({ _tag: "Pong" });
+				return;
 			case "Eof":
 				return;
 			default:
-				return send({ _tag: "Defect", defect: { name: "ParseError", message: `Unknown message tag: ${String(message._tag)}` } });
+				send({
+					_tag: "Defect",
+					defect: {
+						name: "ParseError",
+						message: `Unknown message tag: ${String(message._tag)}`,
+					},
+				});
 		}
 	}
 
@@ -298,11 +368,17 @@ export function createConnection(ctx: SimContext, ws: ServerWebSocket<ConnData>)
 			try {
 				parsed = JSON.parse(text);
 			} catch (error) {
-				if (ctx.wire.recording) ctx.wire.frames.push({ dir: "recv", conn: ws.data.id, frame: text });
+				if (ctx.wire.recording)
+					ctx.wire.frames.push({ dir: "recv", conn: ws.data.id, frame: text });
 				const e = error as Error;
-				return send({ _tag: "Defect", defect: { name: e.name, message: e.message } });
+				send({
+					_tag: "Defect",
+					defect: { name: e.name, message: e.message },
+				});
+				return;
 			}
-			if (ctx.wire.recording) ctx.wire.frames.push({ dir: "recv", conn: ws.data.id, frame: parsed });
+			if (ctx.wire.recording)
+				ctx.wire.frames.push({ dir: "recv", conn: ws.data.id, frame: parsed });
 			for (const m of Array.isArray(parsed) ? parsed : [parsed]) handle(m);
 		},
 		onClose: dispose,

@@ -8,10 +8,19 @@ const effort = (values: string[], current: string) => ({
 	id: "effort",
 	label: "Reasoning",
 	type: "select",
-	options: values.map((id) => ({ id, label: id[0]?.toUpperCase() + id.slice(1), ...(id === current ? { isDefault: true } : {}) })),
+	options: values.map((id) => ({
+		id,
+		label: id[0]?.toUpperCase() + id.slice(1),
+		...(id === current ? { isDefault: true } : {}),
+	})),
 	currentValue: current,
 });
-const fastMode = { id: "fastMode", label: "Fast mode", type: "boolean", currentValue: false };
+const fastMode = {
+	id: "fastMode",
+	label: "Fast mode",
+	type: "boolean",
+	currentValue: false,
+};
 
 const PROVIDERS = [
 	{
@@ -19,8 +28,20 @@ const PROVIDERS = [
 		driver: "claudeAgent",
 		displayName: "Claude",
 		models: [
-			{ slug: "claude-opus-5", name: "Claude Opus 5", isDefault: true, options: [effort(["low", "medium", "high", "xhigh", "max"], "high"), fastMode] },
-			{ slug: "claude-sonnet-5", name: "Claude Sonnet 5", options: [effort(["low", "medium", "high"], "medium")] },
+			{
+				slug: "claude-opus-5",
+				name: "Claude Opus 5",
+				isDefault: true,
+				options: [
+					effort(["low", "medium", "high", "xhigh", "max"], "high"),
+					fastMode,
+				],
+			},
+			{
+				slug: "claude-sonnet-5",
+				name: "Claude Sonnet 5",
+				options: [effort(["low", "medium", "high"], "medium")],
+			},
 		],
 	},
 	{
@@ -32,13 +53,21 @@ const PROVIDERS = [
 				slug: "gpt-5.6-sol",
 				name: "GPT-5.6 Sol",
 				isDefault: true,
-				options: [{ ...effort(["low", "medium", "high", "xhigh"], "medium"), id: "reasoningEffort" }, fastMode],
+				options: [
+					{
+						...effort(["low", "medium", "high", "xhigh"], "medium"),
+						id: "reasoningEffort",
+					},
+					fastMode,
+				],
 			},
 		],
 	},
 ];
 
-export function environmentDescriptor(ctx: SimContext): Record<string, unknown> {
+export function environmentDescriptor(
+	ctx: SimContext,
+): Record<string, unknown> {
 	return {
 		environmentId: ctx.environmentId,
 		label: ctx.label,
@@ -46,7 +75,11 @@ export function environmentDescriptor(ctx: SimContext): Record<string, unknown> 
 		serverVersion: ctx.serverVersion,
 		// Absent on protocol-1 servers: that is how clients tell them apart (PROTOCOL.md §1.1).
 		...(ctx.protocol === 2 ? { orchestrationProtocolVersion: 2 } : {}),
-		capabilities: { connectionProbe: true, repositoryIdentity: true, threadSettlement: true },
+		capabilities: {
+			connectionProbe: true,
+			repositoryIdentity: true,
+			threadSettlement: true,
+		},
 	};
 }
 

@@ -14,7 +14,11 @@ export interface ShellStreamInput {
 }
 
 /** Starts the stream; `push` queues values for the socket. Returns the disposer. */
-export function openShellStream(ctx: SimContext, input: ShellStreamInput, push: (values: unknown[]) => void): () => void {
+export function openShellStream(
+	ctx: SimContext,
+	input: ShellStreamInput,
+	push: (values: unknown[]) => void,
+): () => void {
 	const { store } = ctx;
 	const head = store.head();
 	const after = input.afterSequence;
@@ -22,10 +26,15 @@ export function openShellStream(ctx: SimContext, input: ShellStreamInput, push: 
 	const metadata = {
 		kind: "snapshot",
 		snapshot: { ...store.shellSnapshot(), threads: [], archivedThreads: [] },
-		resolvedRepositoryIdentityRoots: [...store.projects.values()].map((p) => p.row.workspaceRoot),
+		resolvedRepositoryIdentityRoots: [...store.projects.values()].map(
+			(p) => p.row.workspaceRoot,
+		),
 	};
 	if (after === undefined || after > head || head - after > REPLAY_BUDGET) {
-		initial.push({ kind: "snapshot", snapshot: store.shellSnapshot() }, metadata);
+		initial.push(
+			{ kind: "snapshot", snapshot: store.shellSnapshot() },
+			metadata,
+		);
 	} else {
 		initial.push(metadata, ...replay(ctx, after));
 	}
@@ -36,7 +45,9 @@ export function openShellStream(ctx: SimContext, input: ShellStreamInput, push: 
 	let timer: ReturnType<typeof setTimeout> | undefined;
 	const flush = () => {
 		timer = undefined;
-		const threads = [...dirty].map((id) => store.threads.get(id)).filter((t): t is ThreadState => t !== undefined);
+		const threads = [...dirty]
+			.map((id) => store.threads.get(id))
+			.filter((t): t is ThreadState => t !== undefined);
 		dirty.clear();
 		threads.sort((a, b) => a.lastSequence - b.lastSequence);
 		if (threads.length > 0) push(threads.map((t) => threadItem(ctx, t)));
@@ -58,11 +69,22 @@ function replay(ctx: SimContext, after: number): unknown[] {
 	const items: { sequence: number; item: unknown }[] = [];
 	for (const project of ctx.store.projects.values()) {
 		if (project.lastSequence > after) {
-			items.push({ sequence: project.lastSequence, item: { kind: "project.updated", sequence: project.lastSequence, project: project.row } });
+			items.push({
+				sequence: project.lastSequence,
+				item: {
+					kind: "project.updated",
+					sequence: project.lastSequence,
+					project: project.row,
+				},
+			});
 		}
 	}
 	for (const thread of ctx.store.threads.values()) {
-		if (thread.lastSequence > after) items.push({ sequence: thread.lastSequence, item: threadItem(ctx, thread) });
+		if (thread.lastSequence > after)
+			items.push({
+				sequence: thread.lastSequence,
+				item: threadItem(ctx, thread),
+			});
 	}
 	return items.sort((a, b) => a.sequence - b.sequence).map((i) => i.item);
 }
@@ -70,7 +92,17 @@ function replay(ctx: SimContext, after: number): unknown[] {
 /** Archived and deleted threads leave the active list (PROTOCOL.md §8.2: thread.removed, location active). */
 function threadItem(ctx: SimContext, thread: ThreadState): unknown {
 	if (thread.app.deletedAt || thread.app.archivedAt) {
-		return { kind: "thread.removed", sequence: thread.lastSequence, location: "active", threadId: thread.id };
+		return {
+			kind: "thread.removed",
+			sequence: thread.lastSequence,
+			location: "active",
+			threadId: thread.id,
+		};
 	}
-	return { kind: "thread.updated", sequence: thread.lastSequence, location: "active", thread: ctx.store.threadShell(thread) };
+	return {
+		kind: "thread.updated",
+		sequence: thread.lastSequence,
+		location: "active",
+		thread: ctx.store.threadShell(thread),
+	};
 }

@@ -28,7 +28,9 @@ describe("sim HTTP", () => {
 	});
 
 	it("reports the auth session, always 200", async () => {
-		const good = (await (await get("/api/auth/session", sim.token)).json()) as Record<string, unknown>;
+		const good = (await (
+			await get("/api/auth/session", sim.token)
+		).json()) as Record<string, unknown>;
 		expect(good).toMatchObject({
 			authenticated: true,
 			scopes: ["orchestration:read", "orchestration:operate"],
@@ -37,31 +39,60 @@ describe("sim HTTP", () => {
 		expect(typeof good.expiresAt).toBe("string");
 		const bad = await get("/api/auth/session", "nope");
 		expect(bad.status).toBe(200);
-		expect(((await bad.json()) as Record<string, unknown>).authenticated).toBe(false);
+		expect(((await bad.json()) as Record<string, unknown>).authenticated).toBe(
+			false,
+		);
 	});
 
 	it("guards the read routes with the tagged errors of PROTOCOL.md §2.7", async () => {
 		const missing = await get("/api/orchestration/shell");
 		expect(missing.status).toBe(401);
-		expect(await missing.json()).toMatchObject({ _tag: "EnvironmentAuthInvalidError", reason: "missing_credential" });
+		expect(await missing.json()).toMatchObject({
+			_tag: "EnvironmentAuthInvalidError",
+			reason: "missing_credential",
+		});
 		const invalid = await get("/api/orchestration/shell", "nope");
-		expect(await invalid.json()).toMatchObject({ _tag: "EnvironmentAuthInvalidError", reason: "invalid_credential" });
+		expect(await invalid.json()).toMatchObject({
+			_tag: "EnvironmentAuthInvalidError",
+			reason: "invalid_credential",
+		});
 		const scope = await get("/api/orchestration/shell", "none");
 		expect(scope.status).toBe(403);
-		expect(await scope.json()).toMatchObject({ _tag: "EnvironmentScopeRequiredError", requiredScope: "orchestration:read" });
+		expect(await scope.json()).toMatchObject({
+			_tag: "EnvironmentScopeRequiredError",
+			requiredScope: "orchestration:read",
+		});
 		const noHeader = await get("/api/orchestration/shell", sim.token, false);
 		expect(noHeader.status).toBe(400);
-		expect(await noHeader.json()).toMatchObject({ _tag: "EnvironmentRequestInvalidError", code: "invalid_request" });
-		const unknown = await get("/api/orchestration/threads/thread-nope", sim.token);
+		expect(await noHeader.json()).toMatchObject({
+			_tag: "EnvironmentRequestInvalidError",
+			code: "invalid_request",
+		});
+		const unknown = await get(
+			"/api/orchestration/threads/thread-nope",
+			sim.token,
+		);
 		expect(unknown.status).toBe(404);
-		expect(await unknown.json()).toMatchObject({ _tag: "EnvironmentResourceNotFoundError", reason: "thread_not_found" });
+		expect(await unknown.json()).toMatchObject({
+			_tag: "EnvironmentResourceNotFoundError",
+			reason: "thread_not_found",
+		});
 		expect((await get("/api/nothing-here", sim.token)).status).toBe(404);
 	});
 
 	it("serves the shell snapshot with the default project", async () => {
-		const body = (await (await get("/api/orchestration/shell", sim.token)).json()) as Record<string, unknown>;
-		expect(body).toMatchObject({ schemaVersion: 2, snapshotSequence: 1, threads: [], archivedThreads: [] });
-		expect(body.projects).toMatchObject([{ title: "demo", workspaceRoot: "/srv/t3/demo" }]);
+		const body = (await (
+			await get("/api/orchestration/shell", sim.token)
+		).json()) as Record<string, unknown>;
+		expect(body).toMatchObject({
+			schemaVersion: 2,
+			snapshotSequence: 1,
+			threads: [],
+			archivedThreads: [],
+		});
+		expect(body.projects).toMatchObject([
+			{ title: "demo", workspaceRoot: "/srv/t3/demo" },
+		]);
 	});
 
 	it("gates /ws with 426 before auth, so the ticket survives", async () => {
@@ -70,10 +101,13 @@ describe("sim HTTP", () => {
 		expect(res.status).toBe(426);
 		expect(await res.json()).toEqual({
 			code: "orchestration_protocol_incompatible",
-			message: "Update this client to one that supports orchestration protocol 2.",
+			message:
+				"Update this client to one that supports orchestration protocol 2.",
 			orchestrationProtocolVersion: 2,
 		});
-		const ws = new WebSocket(`${sim.url.replace("http", "ws")}/ws?wsTicket=${ticket}&orchestrationProtocol=2`);
+		const ws = new WebSocket(
+			`${sim.url.replace("http", "ws")}/ws?wsTicket=${ticket}&orchestrationProtocol=2`,
+		);
 		await new Promise((resolve, reject) => {
 			ws.onopen = resolve;
 			ws.onerror = reject;
@@ -83,12 +117,16 @@ describe("sim HTTP", () => {
 
 	it("refuses a reused ticket and a missing credential on /ws", async () => {
 		const ticket = await mintTicket(sim);
-		const first = new WebSocket(`${sim.url.replace("http", "ws")}/ws?wsTicket=${ticket}&orchestrationProtocol=2`);
+		const first = new WebSocket(
+			`${sim.url.replace("http", "ws")}/ws?wsTicket=${ticket}&orchestrationProtocol=2`,
+		);
 		await new Promise((resolve) => {
 			first.onopen = resolve;
 		});
 		first.close();
-		const reused = await fetch(`${sim.url}/ws?wsTicket=${ticket}&orchestrationProtocol=2`);
+		const reused = await fetch(
+			`${sim.url}/ws?wsTicket=${ticket}&orchestrationProtocol=2`,
+		);
 		expect(reused.status).toBe(401);
 		expect(await reused.json()).toMatchObject({ reason: "invalid_credential" });
 		const none = await fetch(`${sim.url}/ws?orchestrationProtocol=2`);
@@ -97,9 +135,19 @@ describe("sim HTTP", () => {
 
 	it("revokes and restores a token", async () => {
 		sim.revokeToken(sim.token);
-		expect(((await (await get("/api/auth/session", sim.token)).json()) as Record<string, unknown>).authenticated).toBe(false);
+		expect(
+			(
+				(await (await get("/api/auth/session", sim.token)).json()) as Record<
+					string,
+					unknown
+				>
+			).authenticated,
+		).toBe(false);
 		expect((await get("/api/orchestration/shell", sim.token)).status).toBe(401);
-		const mint = await fetch(`${sim.url}/api/auth/websocket-ticket`, { method: "POST", headers: { authorization: `Bearer ${sim.token}` } });
+		const mint = await fetch(`${sim.url}/api/auth/websocket-ticket`, {
+			method: "POST",
+			headers: { authorization: `Bearer ${sim.token}` },
+		});
 		expect(mint.status).toBe(401);
 		sim.restoreToken(sim.token);
 		expect((await get("/api/orchestration/shell", sim.token)).status).toBe(200);
@@ -119,19 +167,35 @@ describe("sim protocol 1", () => {
 	it("looks like a pre-V2 server", async () => {
 		const old = await startSim({ protocol: 1 });
 		try {
-			const descriptor = (await (await fetch(`${old.url}/.well-known/t3/environment`)).json()) as Record<string, unknown>;
+			const descriptor = (await (
+				await fetch(`${old.url}/.well-known/t3/environment`)
+			).json()) as Record<string, unknown>;
 			expect(descriptor.orchestrationProtocolVersion).toBeUndefined();
 			const shell = (await (
-				await fetch(`${old.url}/api/orchestration/shell`, { headers: { authorization: `Bearer ${old.token}` } })
+				await fetch(`${old.url}/api/orchestration/shell`, {
+					headers: { authorization: `Bearer ${old.token}` },
+				})
 			).json()) as Record<string, unknown>;
 			expect(shell.schemaVersion).toBeUndefined();
-			const ws = new WebSocket(`${old.url.replace("http", "ws")}/ws?wsTicket=${await mintTicket(old)}`);
+			const ws = new WebSocket(
+				`${old.url.replace("http", "ws")}/ws?wsTicket=${await mintTicket(old)}`,
+			);
 			const exit = await new Promise<Record<string, unknown>>((resolve) => {
 				ws.onopen = () =>
-					ws.send(JSON.stringify({ _tag: "Request", id: "1", tag: "orchestration.launchThread", payload: {}, headers: [] }));
+					ws.send(
+						JSON.stringify({
+							_tag: "Request",
+							id: "1",
+							tag: "orchestration.launchThread",
+							payload: {},
+							headers: [],
+						}),
+					);
 				ws.onmessage = (e) => resolve(JSON.parse(String(e.data)));
 			});
-			expect(JSON.stringify(exit)).toContain("Unknown request tag: orchestration.launchThread");
+			expect(JSON.stringify(exit)).toContain(
+				"Unknown request tag: orchestration.launchThread",
+			);
 			ws.close();
 		} finally {
 			await old.stop();

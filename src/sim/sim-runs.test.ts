@@ -25,59 +25,133 @@ afterEach(async () => {
 	await sim.stop();
 });
 
-const isEvent = (type: string, pred: (payload: Frame) => boolean = () => true) => (i: Frame) =>
-	i.kind === "event" && i.event.type === type && pred(i.event.payload);
+const isEvent =
+	(type: string, pred: (payload: Frame) => boolean = () => true) =>
+	(i: Frame) =>
+		i.kind === "event" && i.event.type === type && pred(i.event.payload);
 
 function runFlow(stream: StreamHandle, runId: string): string[] {
 	return stream.items
-		.filter((i) => i.kind === "event" && (i.event.type === "run.created" || i.event.type === "run.updated") && i.event.payload.id === runId)
+		.filter(
+			(i) =>
+				i.kind === "event" &&
+				(i.event.type === "run.created" || i.event.type === "run.updated") &&
+				i.event.payload.id === runId,
+		)
 		.map((i) => i.event.payload.status)
 		.filter((s, index, all) => index === 0 || all[index - 1] !== s);
 }
 
-const runEnded = (runId: string, status: string) => isEvent("run.updated", (p) => p.id === runId && p.status === status);
+const runEnded = (runId: string, status: string) =>
+	isEvent("run.updated", (p) => p.id === runId && p.status === status);
 const itemOf = (stream: StreamHandle, runId: string, type: string) =>
-	stream.items.filter((i) => i.kind === "event" && i.event.type === "turn-item.updated" && i.event.payload.runId === runId && i.event.payload.type === type).map((i) => i.event.payload);
+	stream.items
+		.filter(
+			(i) =>
+				i.kind === "event" &&
+				i.event.type === "turn-item.updated" &&
+				i.event.payload.runId === runId &&
+				i.event.payload.type === type,
+		)
+		.map((i) => i.event.payload);
 
 async function launch(text: string) {
 	const payload = launchPayload(projectId, text);
 	const exit = await c.call("orchestration.launchThread", payload);
 	expect(exit._tag).toBe("Success");
-	const thread = c.stream("orchestration.subscribeThread", { threadId: payload.threadId, afterSequence: 0, requestCompletionMarker: true });
+	const thread = c.stream("orchestration.subscribeThread", {
+		threadId: payload.threadId,
+		afterSequence: 0,
+		requestCompletionMarker: true,
+	});
 	const run = exit.value.projection.runs[0];
-	return { payload, exit, thread, threadId: payload.threadId as string, runId: run.id as string };
+	return {
+		payload,
+		exit,
+		thread,
+		threadId: payload.threadId as string,
+		runId: run.id as string,
+	};
 }
 
-async function dispatch(threadId: string, text: string, extra: Record<string, unknown> = {}) {
+async function dispatch(
+	threadId: string,
+	text: string,
+	extra: Record<string, unknown> = {},
+) {
 	const payload = dispatchPayload(threadId, text, extra);
 	const exit = await c.call("orchestration.dispatchCommand", payload);
 	expect(exit._tag).toBe("Success");
 	return { payload, sequence: exit.value.sequence as number };
 }
 
-const respond = (threadId: string, requestId: string, extra: Record<string, unknown>) =>
-	c.call("orchestration.dispatchCommand", { type: "runtime-request.respond", commandId: crypto.randomUUID(), threadId, requestId, ...extra });
+const respond = (
+	threadId: string,
+	requestId: string,
+	extra: Record<string, unknown>,
+) =>
+	c.call("orchestration.dispatchCommand", {
+		type: "runtime-request.respond",
+		commandId: crypto.randomUUID(),
+		threadId,
+		requestId,
+		...extra,
+	});
 
-const interrupt = (threadId: string, runId: string, extra: Record<string, unknown> = {}) =>
-	c.call("orchestration.dispatchCommand", { type: "run.interrupt", commandId: crypto.randomUUID(), threadId, runId, ...extra });
+const interrupt = (
+	threadId: string,
+	runId: string,
+	extra: Record<string, unknown> = {},
+) =>
+	c.call("orchestration.dispatchCommand", {
+		type: "run.interrupt",
+		commandId: crypto.randomUUID(),
+		threadId,
+		runId,
+		...extra,
+	});
 
 describe("sim runs", () => {
 	it("launches, prepares, runs and completes with a checkpoint", async () => {
-		const shell = c.stream("orchestration.subscribeShell", { requestCompletionMarker: true });
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
 		const { exit, thread, runId, payload } = await launch("say hi");
 		expect(exit.value.resumed).toBe(false);
 		expect(runId).toBe(`run:thread:${payload.threadId}:ordinal:1`);
-		expect(exit.value.projection.runs[0]).toMatchObject({ status: "preparing", userMessageId: payload.initialMessage.messageId });
+		expect(exit.value.projection.runs[0]).toMatchObject({
+			status: "preparing",
+			userMessageId: payload.initialMessage.messageId,
+		});
 		await thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(thread, runId)).toEqual(["preparing", "starting", "running", "waiting", "completed"]);
+		expect(runFlow(thread, runId)).toEqual([
+			"preparing",
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
 		const [assistant] = itemOf(thread, runId, "assistant_message");
-		expect(assistant.text).toBe("Hello from the T3 simulator. You said: say hi");
+		expect(assistant.text).toBe(
+			"Hello from the T3 simulator. You said: say hi",
+		);
 		expect(itemOf(thread, runId, "checkpoint")).toHaveLength(1);
-		expect(itemOf(thread, runId, "file_change")[0]).toMatchObject({ fileName: "NOTES.md" });
-		const done = await shell.waitFor((i) => i.kind === "thread.updated" && i.thread.status === "completed");
-		expect(done.thread).toMatchObject({ latestRunId: runId, activeRunId: null, pendingRuntimeRequest: null, lastError: null });
+		expect(itemOf(thread, runId, "file_change")[0]).toMatchObject({
+			fileName: "NOTES.md",
+		});
+		const done = await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.status === "completed",
+		);
+		expect(done.thread).toMatchObject({
+			latestRunId: runId,
+			activeRunId: null,
+			pendingRuntimeRequest: null,
+			lastError: null,
+		});
 		expect(done.thread.latestVisibleMessage.text).toBe(assistant.text);
-		expect(done.sequence).toBe((sim.projection(payload.threadId) as Frame).runs.length && done.sequence);
+		expect(done.sequence).toBe(
+			thread.items.filter((i) => i.kind === "event").at(-1).sequence,
+		);
 		const projection = sim.projection(payload.threadId) as Frame;
 		expect(projection.runs[0].checkpointId).toBeString();
 		expect(projection.messages[0].id).toBe(payload.initialMessage.messageId);
@@ -89,30 +163,79 @@ describe("sim runs", () => {
 		const { payload, sequence } = await dispatch(first.threadId, "again");
 		const runId = `run:thread:${first.threadId}:ordinal:2`;
 		await first.thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(first.thread, runId)).toEqual(["starting", "running", "waiting", "completed"]);
-		const userItem = first.thread.items.find((i) => i.kind === "event" && i.sequence === sequence);
-		expect(userItem.event.payload).toMatchObject({ type: "user_message", messageId: payload.messageId });
+		expect(runFlow(first.thread, runId)).toEqual([
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
+		const userItem = first.thread.items.find(
+			(i) => i.kind === "event" && i.sequence === sequence,
+		);
+		expect(userItem.event.payload).toMatchObject({
+			type: "user_message",
+			messageId: payload.messageId,
+		});
 	});
 
 	it("asks a question and continues after the answer", async () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
 		const { thread, runId, threadId } = await launch("please ask me something");
-		const waiting = await thread.waitFor(isEvent("turn-item.updated", (p) => p.type === "user_input_request" && p.status === "waiting"));
+		const waiting = await thread.waitFor(
+			isEvent(
+				"turn-item.updated",
+				(p) => p.type === "user_input_request" && p.status === "waiting",
+			),
+		);
 		const item = waiting.event.payload;
-		expect(item.questions[0]).toMatchObject({ id: "color", header: "Color", question: "Which color should I use?", multiSelect: false });
-		expect(item.questions[0].options.map((o: Frame) => o.value)).toEqual(["red", "blue"]);
-		const pending = await shell.waitFor((i) => i.kind === "thread.updated" && i.thread.pendingRuntimeRequest !== null);
-		expect(pending.thread.pendingRuntimeRequest).toMatchObject({ id: item.requestId, kind: "user_input" });
+		expect(item.questions[0]).toMatchObject({
+			id: "color",
+			header: "Color",
+			question: "Which color should I use?",
+			multiSelect: false,
+		});
+		expect(item.questions[0].options.map((o: Frame) => o.value)).toEqual([
+			"red",
+			"blue",
+		]);
+		const pending = await shell.waitFor(
+			(i) =>
+				i.kind === "thread.updated" && i.thread.pendingRuntimeRequest !== null,
+		);
+		expect(pending.thread.pendingRuntimeRequest).toMatchObject({
+			id: item.requestId,
+			kind: "user_input",
+		});
 		expect(pending.thread.status).toBe("running");
-		const answer = await respond(threadId, item.requestId, { answers: { color: "red" } });
+		const answer = await respond(threadId, item.requestId, {
+			answers: { color: "red" },
+		});
 		expect(answer._tag).toBe("Success");
 		await thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(thread, runId)).toEqual(["preparing", "starting", "running", "waiting", "completed"]);
-		expect(itemOf(thread, runId, "assistant_message").at(-1).text).toBe("You chose red.");
-		expect(itemOf(thread, runId, "user_input_request").at(-1).status).toBe("completed");
+		expect(runFlow(thread, runId)).toEqual([
+			"preparing",
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
+		expect(itemOf(thread, runId, "assistant_message").at(-1).text).toBe(
+			"You chose red.",
+		);
+		expect(itemOf(thread, runId, "user_input_request").at(-1).status).toBe(
+			"completed",
+		);
 		const resolved = (sim.projection(threadId) as Frame).runtimeRequests[0];
-		expect(resolved).toMatchObject({ status: "resolved", answers: { color: "red" } });
-		await shell.waitFor((i) => i.kind === "thread.updated" && i.thread.status === "completed" && i.thread.pendingRuntimeRequest === null);
+		expect(resolved).toMatchObject({
+			status: "resolved",
+			answers: { color: "red" },
+		});
+		await shell.waitFor(
+			(i) =>
+				i.kind === "thread.updated" &&
+				i.thread.status === "completed" &&
+				i.thread.pendingRuntimeRequest === null,
+		);
 	});
 
 	it("asks for a command approval; accept runs it, decline does not", async () => {
@@ -121,8 +244,14 @@ describe("sim runs", () => {
 			["decline", "Command declined."],
 		] as const) {
 			const { thread, runId, threadId } = await launch("run a command please");
-			const waiting = await thread.waitFor(isEvent("turn-item.updated", (p) => p.type === "approval_request"));
-			expect(waiting.event.payload).toMatchObject({ requestKind: "command", prompt: "sim agent wants to list files", status: "waiting" });
+			const waiting = await thread.waitFor(
+				isEvent("turn-item.updated", (p) => p.type === "approval_request"),
+			);
+			expect(waiting.event.payload).toMatchObject({
+				requestKind: "command",
+				prompt: "sim agent wants to list files",
+				status: "waiting",
+			});
 			const request = (sim.projection(threadId) as Frame).runtimeRequests[0];
 			expect(request).toMatchObject({ kind: "command", status: "pending" });
 			await respond(threadId, waiting.event.payload.requestId, { decision });
@@ -133,24 +262,48 @@ describe("sim runs", () => {
 
 	it("interrupts a long task: interrupted, no waiting, no checkpoint", async () => {
 		const { thread, runId, threadId } = await launch("start the long task");
-		await thread.waitFor(isEvent("turn-item.updated", (p) => p.type === "assistant_message" && p.text === "Working on the long task…"));
-		const exit = await interrupt(threadId, runId, { reason: "test stop", holdQueue: true });
+		await thread.waitFor(
+			isEvent(
+				"turn-item.updated",
+				(p) =>
+					p.type === "assistant_message" &&
+					p.text === "Working on the long task…",
+			),
+		);
+		const exit = await interrupt(threadId, runId, {
+			reason: "test stop",
+			holdQueue: true,
+		});
 		expect(exit._tag).toBe("Success");
 		await thread.waitFor(runEnded(runId, "interrupted"));
-		expect(runFlow(thread, runId)).toEqual(["preparing", "starting", "running", "interrupted"]);
-		expect(itemOf(thread, runId, "run_interrupt_request")[0]).toMatchObject({ message: "test stop", status: "completed" });
-		expect(itemOf(thread, runId, "run_interrupt_result")[0]).toMatchObject({ status: "interrupted" });
+		expect(runFlow(thread, runId)).toEqual([
+			"preparing",
+			"starting",
+			"running",
+			"interrupted",
+		]);
+		expect(itemOf(thread, runId, "run_interrupt_request")[0]).toMatchObject({
+			message: "test stop",
+			status: "completed",
+		});
+		expect(itemOf(thread, runId, "run_interrupt_result")[0]).toMatchObject({
+			status: "interrupted",
+		});
 		expect(itemOf(thread, runId, "checkpoint")).toHaveLength(0);
 		const run = (sim.projection(threadId) as Frame).runs[0];
 		expect(run).toMatchObject({ status: "interrupted", checkpointId: null });
 		expect(run.completedAt).toBeString();
 		const again = await interrupt(threadId, runId);
-		expect(again.cause[0].error.message).toBe(`Run ${runId} is not interruptible.`);
+		expect(again.cause[0].error.message).toBe(
+			`Run ${runId} is not interruptible.`,
+		);
 	});
 
 	it("finishes a long task on finishRun", async () => {
 		const { thread, runId, threadId } = await launch("long task");
-		await thread.waitFor(isEvent("turn-item.updated", (p) => p.type === "assistant_message"));
+		await thread.waitFor(
+			isEvent("turn-item.updated", (p) => p.type === "assistant_message"),
+		);
 		sim.finishRun(threadId);
 		await thread.waitFor(runEnded(runId, "completed"));
 	});
@@ -159,36 +312,85 @@ describe("sim runs", () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
 		const { thread, runId } = await launch("please fail");
 		await thread.waitFor(runEnded(runId, "failed"));
-		expect(runFlow(thread, runId)).toEqual(["preparing", "starting", "running", "failed"]);
-		expect(itemOf(thread, runId, "error")[0].failure).toEqual({ class: "provider_error", message: "sim agent failure", code: null, retryable: null });
-		const failed = await shell.waitFor((i) => i.kind === "thread.updated" && i.thread.status === "failed");
-		expect(failed.thread).toMatchObject({ lastError: "sim agent failure", activeRunId: null });
+		expect(runFlow(thread, runId)).toEqual([
+			"preparing",
+			"starting",
+			"running",
+			"failed",
+		]);
+		expect(itemOf(thread, runId, "error")[0].failure).toEqual({
+			class: "provider_error",
+			message: "sim agent failure",
+			code: null,
+			retryable: null,
+		});
+		const failed = await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.status === "failed",
+		);
+		expect(failed.thread).toMatchObject({
+			lastError: "sim agent failure",
+			activeRunId: null,
+		});
 	});
 
 	it("streams a slow answer as accumulated whole-row upserts", async () => {
 		const { thread, runId } = await launch("be slow");
 		await thread.waitFor(runEnded(runId, "completed"));
 		const rows = itemOf(thread, runId, "assistant_message");
-		expect(rows.filter((r) => r.streaming).map((r) => r.text)).toEqual(["Streaming ", "Streaming slowly, ", "Streaming slowly, piece ", "Streaming slowly, piece by "]);
-		expect(rows.at(-1)).toMatchObject({ streaming: false, text: "Streaming slowly, piece by piece." });
+		expect(rows.filter((r) => r.streaming).map((r) => r.text)).toEqual([
+			"Streaming ",
+			"Streaming slowly, ",
+			"Streaming slowly, piece ",
+			"Streaming slowly, piece by ",
+			"Streaming slowly, piece by piece.",
+		]);
+		expect(rows.at(-1)).toMatchObject({
+			streaming: false,
+			text: "Streaming slowly, piece by piece.",
+		});
 	});
 
 	it("queues messages on a busy thread and starts them after an interrupt", async () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
 		const { thread, runId, threadId } = await launch("long task");
 		await thread.waitFor(isEvent("run.updated", (p) => p.status === "running"));
-		await dispatch(threadId, "second", { dispatchMode: { type: "start_immediately" } });
-		await dispatch(threadId, "third", { dispatchMode: { type: "queue_after_active" } });
+		await dispatch(threadId, "second", {
+			dispatchMode: { type: "start_immediately" },
+		});
+		await dispatch(threadId, "third", {
+			dispatchMode: { type: "queue_after_active" },
+		});
 		const run2 = `run:thread:${threadId}:ordinal:2`;
 		const run3 = `run:thread:${threadId}:ordinal:3`;
-		const queued = await shell.waitFor((i) => i.kind === "thread.updated" && i.thread.latestRunId === run3);
-		expect(queued.thread).toMatchObject({ status: "queued", activeRunId: runId });
+		const queued = await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.latestRunId === run3,
+		);
+		expect(queued.thread).toMatchObject({
+			status: "queued",
+			activeRunId: runId,
+		});
 		await interrupt(threadId, runId);
 		await thread.waitFor(runEnded(run3, "completed"));
-		expect(runFlow(thread, run2)).toEqual(["queued", "starting", "running", "waiting", "completed"]);
-		expect(runFlow(thread, run3)).toEqual(["queued", "starting", "running", "waiting", "completed"]);
-		const started2 = thread.items.findIndex(isEvent("run.updated", (p) => p.id === run2 && p.status === "starting"));
-		const started3 = thread.items.findIndex(isEvent("run.updated", (p) => p.id === run3 && p.status === "starting"));
+		expect(runFlow(thread, run2)).toEqual([
+			"queued",
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
+		expect(runFlow(thread, run3)).toEqual([
+			"queued",
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
+		const started2 = thread.items.findIndex(
+			isEvent("run.updated", (p) => p.id === run2 && p.status === "starting"),
+		);
+		const started3 = thread.items.findIndex(
+			isEvent("run.updated", (p) => p.id === run3 && p.status === "starting"),
+		);
 		expect(started2).toBeLessThan(started3);
 	});
 
@@ -200,18 +402,31 @@ describe("sim runs", () => {
 		await thread.waitFor(runEnded(runId, "interrupted"));
 		const runs = (sim.projection(threadId) as Frame).runs;
 		expect(runs[1].status).toBe("queued");
-		await c.call("orchestration.dispatchCommand", { type: "queue.resume", commandId: crypto.randomUUID(), threadId });
+		await c.call("orchestration.dispatchCommand", {
+			type: "queue.resume",
+			commandId: crypto.randomUUID(),
+			threadId,
+		});
 		await thread.waitFor(runEnded(runs[1].id, "completed"));
 	});
 
 	it("replays an accepted commandId instead of running it twice", async () => {
 		const { payload, exit, thread, runId, threadId } = await launch("hello");
-		const replay = await c.call("orchestration.launchThread", { ...payload, title: "changed" });
-		expect(replay.value).toMatchObject({ threadId: exit.value.threadId, resumed: true });
+		const replay = await c.call("orchestration.launchThread", {
+			...payload,
+			title: "changed",
+		});
+		expect(replay.value).toMatchObject({
+			threadId: exit.value.threadId,
+			resumed: true,
+		});
 		await thread.waitFor(runEnded(runId, "completed"));
 		const message = dispatchPayload(threadId, "once");
 		const first = await c.call("orchestration.dispatchCommand", message);
-		const second = await c.call("orchestration.dispatchCommand", { ...message, text: "different" });
+		const second = await c.call("orchestration.dispatchCommand", {
+			...message,
+			text: "different",
+		});
 		expect(second.value).toEqual(first.value);
 		expect((sim.projection(threadId) as Frame).runs).toHaveLength(2);
 		expect(sim.threadIds()).toEqual([threadId]);
@@ -220,30 +435,45 @@ describe("sim runs", () => {
 	it("executes a dropped reply, closes the socket, and answers the replay", async () => {
 		sim.dropNextReply("orchestration.launchThread");
 		const payload = launchPayload(projectId, "hello");
-		const lost = c.call("orchestration.launchThread", payload, 500);
+		const lost = c.call("orchestration.launchThread", payload, 100);
 		expect((await c.closed).code).toBe(1006);
 		await expect(lost).rejects.toThrow("timed out");
 		expect(sim.threadIds()).toEqual([payload.threadId]);
 		c = await connect(sim);
 		const replay = await c.call("orchestration.launchThread", payload);
-		expect(replay.value).toMatchObject({ threadId: payload.threadId, resumed: true });
+		expect(replay.value).toMatchObject({
+			threadId: payload.threadId,
+			resumed: true,
+		});
 		expect(sim.threadIds()).toHaveLength(1);
 	});
 
 	it("resumes the shell after a sequence with metadata snapshot + coalesced deltas", async () => {
 		const a = await launch("hello");
 		await a.thread.waitFor(runEnded(a.runId, "completed"));
-		const cursor = (sim.projection(a.threadId) as Frame) && (await c.call("server.probe", {})) && a.thread.items.at(-1).sequence;
+		const cursor = a.thread.items.filter((i) => i.kind === "event").at(-1)
+			.sequence as number;
 		const b = await launch("world");
 		await b.thread.waitFor(runEnded(b.runId, "completed"));
-		const resumed = c.stream("orchestration.subscribeShell", { afterSequence: cursor, requestCompletionMarker: true });
+		const resumed = c.stream("orchestration.subscribeShell", {
+			afterSequence: cursor,
+			requestCompletionMarker: true,
+		});
 		await resumed.waitFor((i) => i.kind === "synchronized");
 		const kinds = resumed.items.map((i) => i.kind);
 		expect(kinds).toEqual(["snapshot", "thread.updated", "synchronized"]);
-		expect(resumed.items[0].resolvedRepositoryIdentityRoots).toEqual(["/srv/t3/demo"]);
+		expect(resumed.items[0].resolvedRepositoryIdentityRoots).toEqual([
+			"/srv/t3/demo",
+		]);
 		expect(resumed.items[0].snapshot.threads).toEqual([]);
-		expect(resumed.items[1].thread).toMatchObject({ id: b.threadId, status: "completed" });
-		const ahead = c.stream("orchestration.subscribeShell", { afterSequence: 10_000_000, requestCompletionMarker: true });
+		expect(resumed.items[1].thread).toMatchObject({
+			id: b.threadId,
+			status: "completed",
+		});
+		const ahead = c.stream("orchestration.subscribeShell", {
+			afterSequence: 10_000_000,
+			requestCompletionMarker: true,
+		});
 		await ahead.waitFor((i) => i.kind === "synchronized");
 		expect(ahead.items[0].resolvedRepositoryIdentityRoots).toBeUndefined();
 		expect(ahead.items[0].snapshot.threads).toHaveLength(2);
@@ -260,7 +490,9 @@ describe("sim runs", () => {
 		const update = await shell.waitFor((i) => i.kind === "thread.updated");
 		// The whole run fit in one window: one delta with the final state.
 		expect(update.thread.status).toBe("completed");
-		expect(shell.items.filter((i) => i.kind === "thread.updated")).toHaveLength(1);
+		expect(shell.items.filter((i) => i.kind === "thread.updated")).toHaveLength(
+			1,
+		);
 	});
 
 	it("restart closes sockets, cancels unfinished runs and keeps state on the same port", async () => {
@@ -271,26 +503,49 @@ describe("sim runs", () => {
 		await c.closed;
 		expect(sim.port).toBe(port);
 		c = await connect(sim);
-		const projection = await c.call("orchestration.getThreadProjection", { threadId });
-		expect(projection.value.runs[0]).toMatchObject({ id: runId, status: "cancelled" });
+		const projection = await c.call("orchestration.getThreadProjection", {
+			threadId,
+		});
+		expect(projection.value.runs[0]).toMatchObject({
+			id: runId,
+			status: "cancelled",
+		});
 		expect(projection.value.runs[0].completedAt).toBeString();
-		const next = c.stream("orchestration.subscribeThread", { threadId, requestCompletionMarker: true });
+		const next = c.stream("orchestration.subscribeThread", {
+			threadId,
+			requestCompletionMarker: true,
+		});
 		await next.waitFor((i) => i.kind === "synchronized");
 		await dispatch(threadId, "after restart");
-		await next.waitFor(runEnded(`run:thread:${threadId}:ordinal:2`, "completed"));
+		await next.waitFor(
+			runEnded(`run:thread:${threadId}:ordinal:2`, "completed"),
+		);
 	});
 
 	it("archives and deletes threads", async () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
 		const { thread, runId, threadId } = await launch("hello");
 		await thread.waitFor(runEnded(runId, "completed"));
-		await c.call("orchestration.dispatchCommand", { type: "thread.archive", commandId: crypto.randomUUID(), threadId });
-		await shell.waitFor((i) => i.kind === "thread.removed" && i.threadId === threadId);
+		await c.call("orchestration.dispatchCommand", {
+			type: "thread.archive",
+			commandId: crypto.randomUUID(),
+			threadId,
+		});
+		await shell.waitFor(
+			(i) => i.kind === "thread.removed" && i.threadId === threadId,
+		);
 		const archived = await c.call("orchestration.getArchivedShellSnapshot", {});
 		expect(archived.value.threads.map((t: Frame) => t.id)).toEqual([threadId]);
-		await c.call("orchestration.dispatchCommand", { type: "thread.delete", commandId: crypto.randomUUID(), threadId });
+		await c.call("orchestration.dispatchCommand", {
+			type: "thread.delete",
+			commandId: crypto.randomUUID(),
+			threadId,
+		});
 		await until(() => sim.threadIds().length === 0);
-		const mode = await c.call("orchestration.dispatchCommand", dispatchPayload(threadId, "x"));
+		const mode = await c.call(
+			"orchestration.dispatchCommand",
+			dispatchPayload(threadId, "x"),
+		);
 		expect(mode._tag).toBe("Failure");
 	});
 
@@ -305,6 +560,8 @@ describe("sim runs", () => {
 		});
 		const event = await thread.waitFor(isEvent("thread.runtime-mode-updated"));
 		expect(event.sequence).toBe(exit.value.sequence);
-		expect((sim.projection(threadId) as Frame).thread.runtimeMode).toBe("approval-required");
+		expect((sim.projection(threadId) as Frame).thread.runtimeMode).toBe(
+			"approval-required",
+		);
 	});
 });

@@ -20,10 +20,18 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const host = options.host ?? "127.0.0.1";
 	const token = options.token ?? `sim-${newId()}`;
 	const store = createStore();
-	for (const project of options.projects ?? DEFAULT_PROJECTS) store.addProject(project);
+	for (const project of options.projects ?? DEFAULT_PROJECTS)
+		store.addProject(project);
 	const scheduler = createScheduler();
-	const engine = createEngine({ store, scheduler, stepMs: options.stepMs ?? 20 });
-	const auth = createAuth([{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] }, ...(options.tokens ?? [])]);
+	const engine = createEngine({
+		store,
+		scheduler,
+		stepMs: options.stepMs ?? 20,
+	});
+	const auth = createAuth([
+		{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] },
+		...(options.tokens ?? []),
+	]);
 	const requests: Record<string, number> = {};
 	const ctx: SimContext = {
 		protocol: options.protocol ?? 2,
@@ -45,20 +53,30 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	let nextConnId = 1;
 	let stopped = false;
 
-	function upgrade(request: Request, server: Server<ConnData>, url: URL): Response | undefined {
+	function upgrade(
+		request: Request,
+		server: Server<ConnData>,
+		url: URL,
+	): Response | undefined {
 		ctx.count("GET /ws");
-		if (ctx.protocol === 2 && url.searchParams.get("orchestrationProtocol") !== "2") {
+		if (
+			ctx.protocol === 2 &&
+			url.searchParams.get("orchestrationProtocol") !== "2"
+		) {
 			// Checked before auth, so a ticket is not consumed by a mismatched client.
 			return json(426, {
 				code: "orchestration_protocol_incompatible",
-				message: "Update this client to one that supports orchestration protocol 2.",
+				message:
+					"Update this client to one that supports orchestration protocol 2.",
 				orchestrationProtocolVersion: 2,
 			});
 		}
 		const ticket = url.searchParams.get("wsTicket");
 		const bearer = bearerOf(request);
-		if (ticket === null && bearer === undefined) return authInvalid("missing_credential");
-		const session = ticket !== null ? auth.redeemTicket(ticket) : auth.verify(bearer);
+		if (ticket === null && bearer === undefined)
+			return authInvalid("missing_credential");
+		const session =
+			ticket !== null ? auth.redeemTicket(ticket) : auth.verify(bearer);
 		if (!session) return authInvalid("invalid_credential");
 		const data: ConnData = { id: nextConnId++, scopes: [...session.scopes] };
 		if (server.upgrade(request, { data })) return undefined;
@@ -75,7 +93,8 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 				if (url.pathname === "/ws") return upgrade(request, server, url);
 				const response = handleHttp(ctx, request);
 				const delay = ctx.faults.delayMs;
-				if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+				if (delay > 0)
+					await new Promise((resolve) => setTimeout(resolve, delay));
 				return response;
 			},
 			websocket: {
@@ -132,17 +151,26 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			ctx.faults.delayMs = ms;
 		},
 		dropNextReply(tag) {
-			ctx.faults.dropReplies.set(tag, (ctx.faults.dropReplies.get(tag) ?? 0) + 1);
+			ctx.faults.dropReplies.set(
+				tag,
+				(ctx.faults.dropReplies.get(tag) ?? 0) + 1,
+			);
 		},
 		finishRun: (threadId) => engine.finishRun(threadId),
-		threadIds: () => [...store.threads.values()].filter((t) => !t.app.deletedAt).map((t) => t.id),
+		threadIds: () =>
+			[...store.threads.values()]
+				.filter((t) => !t.app.deletedAt)
+				.map((t) => t.id),
 		projection(threadId) {
 			const thread = store.threads.get(threadId);
 			return thread ? store.projection(thread) : undefined;
 		},
 		stats: () => ({
 			connections: sockets.size,
-			unackedChunks: [...sockets].reduce((n, ws) => n + (ws.data.conn?.unacked() ?? 0), 0),
+			unackedChunks: [...sockets].reduce(
+				(n, ws) => n + (ws.data.conn?.unacked() ?? 0),
+				0,
+			),
 			requests: { ...requests },
 		}),
 		record(on) {

@@ -73,12 +73,30 @@ export interface Store {
 	events: LoggedEvent[];
 	projects: Map<string, ProjectState>;
 	threads: Map<string, ThreadState>;
-	addProject(input: { id?: string; title: string; workspaceRoot: string }): ProjectState;
+	addProject(input: {
+		id?: string;
+		title: string;
+		workspaceRoot: string;
+	}): ProjectState;
 	createThread(app: Row, env: EventEnvelope): ThreadState;
 	/** Append a thread-level event whose payload is the AppThread row. */
-	appendThreadEvent(thread: ThreadState, type: string, env?: EventEnvelope): number;
-	upsert(thread: ThreadState, collection: Collection, row: Row, type: string, env?: EventEnvelope): number;
-	find(thread: ThreadState, collection: Collection, id: string): Row | undefined;
+	appendThreadEvent(
+		thread: ThreadState,
+		type: string,
+		env?: EventEnvelope,
+	): number;
+	upsert(
+		thread: ThreadState,
+		collection: Collection,
+		row: Row,
+		type: string,
+		env?: EventEnvelope,
+	): number;
+	find(
+		thread: ThreadState,
+		collection: Collection,
+		id: string,
+	): Row | undefined;
 	/** Active threads: not deleted and not archived. */
 	liveThread(threadId: string): ThreadState | undefined;
 	threadShell(thread: ThreadState): Row;
@@ -101,7 +119,12 @@ export function createStore(): Store {
 		for (const listener of [...listeners]) listener(entry);
 	}
 
-	function emit(thread: ThreadState, type: string, payload: unknown, env: EventEnvelope = {}): number {
+	function emit(
+		thread: ThreadState,
+		type: string,
+		payload: unknown,
+		env: EventEnvelope = {},
+	): number {
 		sequence += 1;
 		const occurredAt = nowIso();
 		thread.lastSequence = sequence;
@@ -118,7 +141,11 @@ export function createStore(): Store {
 		return sequence;
 	}
 
-	function addProject(input: { id?: string; title: string; workspaceRoot: string }): ProjectState {
+	function addProject(input: {
+		id?: string;
+		title: string;
+		workspaceRoot: string;
+	}): ProjectState {
 		sequence += 1;
 		const at = nowIso();
 		const row: Row = {
@@ -138,7 +165,9 @@ export function createStore(): Store {
 	}
 
 	function createThread(app: Row, env: EventEnvelope): ThreadState {
-		const rows = Object.fromEntries(COLLECTIONS.map((c) => [c, [] as Row[]])) as Record<Collection, Row[]>;
+		const rows = Object.fromEntries(
+			COLLECTIONS.map((c) => [c, [] as Row[]]),
+		) as Record<Collection, Row[]>;
 		const thread: ThreadState = {
 			id: app.id,
 			app,
@@ -153,7 +182,13 @@ export function createStore(): Store {
 		return thread;
 	}
 
-	function upsert(thread: ThreadState, collection: Collection, row: Row, type: string, env?: EventEnvelope): number {
+	function upsert(
+		thread: ThreadState,
+		collection: Collection,
+		row: Row,
+		type: string,
+		env?: EventEnvelope,
+	): number {
 		const list = thread.rows[collection];
 		const index = list.findIndex((r) => r.id === row.id);
 		if (index >= 0) list[index] = row;
@@ -164,12 +199,19 @@ export function createStore(): Store {
 	function threadShell(thread: ThreadState): Row {
 		const runs = thread.rows.runs;
 		const latest = runs.reduce<Row | undefined>(
-			(best, r) => (best === undefined || (r.ordinal as number) > (best.ordinal as number) ? r : best),
+			(best, r) =>
+				best === undefined || (r.ordinal as number) > (best.ordinal as number)
+					? r
+					: best,
 			undefined,
 		);
 		// The run currently blocking the thread; queued runs wait behind it (OBSERVED.md §5.6).
-		const active = runs.find((r) => BUSY_RUN_STATUSES.has(r.status as string) && r.status !== "queued");
-		const pending = thread.rows.runtimeRequests.find((r) => r.status === "pending");
+		const active = runs.find(
+			(r) => BUSY_RUN_STATUSES.has(r.status as string) && r.status !== "queued",
+		);
+		const pending = thread.rows.runtimeRequests.find(
+			(r) => r.status === "pending",
+		);
 		const messages = thread.rows.messages;
 		const lastMessage = messages[messages.length - 1];
 		const lastUser = [...messages].reverse().find((m) => m.role === "user");
@@ -188,7 +230,12 @@ export function createStore(): Store {
 				? { id: pending.id, kind: pending.kind, createdAt: pending.createdAt }
 				: null,
 			latestVisibleMessage: lastMessage
-				? { id: lastMessage.id, role: lastMessage.role, text: lastMessage.text, updatedAt: lastMessage.updatedAt }
+				? {
+						id: lastMessage.id,
+						role: lastMessage.role,
+						text: lastMessage.text,
+						updatedAt: lastMessage.updatedAt,
+					}
 				: null,
 			latestUserMessageAt: lastUser?.createdAt ?? null,
 			hasActionableProposedPlan: false,
@@ -200,7 +247,9 @@ export function createStore(): Store {
 	}
 
 	function projection(thread: ThreadState): Record<string, unknown> {
-		const items = [...thread.rows.turnItems].sort((a, b) => (a.ordinal as number) - (b.ordinal as number));
+		const items = [...thread.rows.turnItems].sort(
+			(a, b) => (a.ordinal as number) - (b.ordinal as number),
+		);
 		const r = thread.rows;
 		return clone({
 			thread: { ...thread.app, updatedAt: thread.updatedAt },
@@ -232,7 +281,8 @@ export function createStore(): Store {
 
 	function liveThread(threadId: string): ThreadState | undefined {
 		const thread = threads.get(threadId);
-		if (!thread || thread.app.deletedAt || thread.app.archivedAt) return undefined;
+		if (!thread || thread.app.deletedAt || thread.app.archivedAt)
+			return undefined;
 		return thread;
 	}
 
@@ -243,9 +293,11 @@ export function createStore(): Store {
 		threads,
 		addProject,
 		createThread,
-		appendThreadEvent: (thread, type, env) => emit(thread, type, thread.app, env),
+		appendThreadEvent: (thread, type, env) =>
+			emit(thread, type, thread.app, env),
 		upsert,
-		find: (thread, collection, id) => thread.rows[collection].find((r) => r.id === id),
+		find: (thread, collection, id) =>
+			thread.rows[collection].find((r) => r.id === id),
 		liveThread,
 		threadShell,
 		projection,
@@ -253,7 +305,9 @@ export function createStore(): Store {
 			schemaVersion: 2,
 			snapshotSequence: sequence,
 			projects: [...projects.values()].map((p) => clone(p.row)),
-			threads: [...threads.values()].filter((t) => liveThread(t.id)).map(threadShell),
+			threads: [...threads.values()]
+				.filter((t) => liveThread(t.id))
+				.map(threadShell),
 			archivedThreads: [],
 		}),
 		subscribe(listener) {

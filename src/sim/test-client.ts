@@ -21,14 +21,22 @@ export interface RawClient {
 	received: Frame[];
 	send(frame: unknown): void;
 	call(tag: string, payload: unknown, ms?: number): Promise<Frame>;
-	stream(tag: string, payload: unknown, options?: { autoAck?: boolean }): StreamHandle;
+	stream(
+		tag: string,
+		payload: unknown,
+		options?: { autoAck?: boolean },
+	): StreamHandle;
 	waitFrame(pred: (frame: Frame) => boolean, ms?: number): Promise<Frame>;
 	closed: Promise<{ code: number; reason: string }>;
 	close(): void;
 }
 
 /** Resolve when `check` returns a truthy value; reject after `ms`. Checks every few ms. */
-export async function until<T>(check: () => T | undefined | false | null, ms = 3000, what = "condition"): Promise<T> {
+export async function until<T>(
+	check: () => T | undefined | false | null,
+	ms = 3000,
+	what = "condition",
+): Promise<T> {
 	const deadline = Date.now() + ms;
 	for (;;) {
 		const value = check();
@@ -39,20 +47,30 @@ export async function until<T>(check: () => T | undefined | false | null, ms = 3
 }
 
 export async function mintTicket(sim: Sim, token = sim.token): Promise<string> {
-	const res = await fetch(`${sim.url}/api/auth/websocket-ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+	const res = await fetch(`${sim.url}/api/auth/websocket-ticket`, {
+		method: "POST",
+		headers: { authorization: `Bearer ${token}` },
+	});
 	if (res.status !== 200) throw new Error(`ticket mint failed: ${res.status}`);
 	return ((await res.json()) as { ticket: string }).ticket;
 }
 
-export async function connect(sim: Sim, options: { token?: string; query?: string } = {}): Promise<RawClient> {
-	const query = options.query ?? `wsTicket=${await mintTicket(sim, options.token)}&orchestrationProtocol=2`;
+export async function connect(
+	sim: Sim,
+	options: { token?: string; query?: string } = {},
+): Promise<RawClient> {
+	const query =
+		options.query ??
+		`wsTicket=${await mintTicket(sim, options.token)}&orchestrationProtocol=2`;
 	const ws = new WebSocket(`${sim.url.replace("http", "ws")}/ws?${query}`);
 	const received: Frame[] = [];
 	const waiters = new Set<() => void>();
 	const streams = new Map<string, { items: Frame[]; autoAck: boolean }>();
 	let nextId = 1;
 	const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-		ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }));
+		ws.addEventListener("close", (e) =>
+			resolve({ code: e.code, reason: e.reason }),
+		);
 	});
 	ws.addEventListener("message", (e) => {
 		const frame = JSON.parse(String(e.data));
@@ -68,14 +86,23 @@ export async function connect(sim: Sim, options: { token?: string; query?: strin
 	});
 	await new Promise<void>((resolve, reject) => {
 		ws.addEventListener("open", () => resolve(), { once: true });
-		ws.addEventListener("error", () => reject(new Error("websocket failed to open")), { once: true });
+		ws.addEventListener(
+			"error",
+			() => reject(new Error("websocket failed to open")),
+			{ once: true },
+		);
 	});
 
 	function send(frame: unknown): void {
 		ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
 	}
 
-	function waitIn<T>(list: () => T[], pred: (x: T) => boolean, ms: number, what: string): Promise<T> {
+	function waitIn<T>(
+		list: () => T[],
+		pred: (x: T) => boolean,
+		ms: number,
+		what: string,
+	): Promise<T> {
 		return new Promise((resolve, reject) => {
 			const check = () => {
 				const hit = list().find(pred);
@@ -93,7 +120,8 @@ export async function connect(sim: Sim, options: { token?: string; query?: strin
 		});
 	}
 
-	const waitFrame = (pred: (frame: Frame) => boolean, ms = 3000) => waitIn(() => received, pred, ms, "frame");
+	const waitFrame = (pred: (frame: Frame) => boolean, ms = 3000) =>
+		waitIn(() => received, pred, ms, "frame");
 
 	return {
 		ws,
@@ -103,7 +131,9 @@ export async function connect(sim: Sim, options: { token?: string; query?: strin
 		call(tag, payload, ms = 3000) {
 			const id = String(nextId++);
 			send({ _tag: "Request", id, tag, payload, headers: [] });
-			return waitFrame((f) => f._tag === "Exit" && f.requestId === id, ms).then((f) => f.exit);
+			return waitFrame((f) => f._tag === "Exit" && f.requestId === id, ms).then(
+				(f) => f.exit,
+			);
 		},
 		stream(tag, payload, options = {}) {
 			const id = String(nextId++);
@@ -113,8 +143,12 @@ export async function connect(sim: Sim, options: { token?: string; query?: strin
 			return {
 				id,
 				items: state.items,
-				waitFor: (pred, ms = 3000) => waitIn(() => state.items, pred, ms, `${tag} item`),
-				exit: (ms = 3000) => waitFrame((f) => f._tag === "Exit" && f.requestId === id, ms).then((f) => f.exit),
+				waitFor: (pred, ms = 3000) =>
+					waitIn(() => state.items, pred, ms, `${tag} item`),
+				exit: (ms = 3000) =>
+					waitFrame((f) => f._tag === "Exit" && f.requestId === id, ms).then(
+						(f) => f.exit,
+					),
 			};
 		},
 		closed,
@@ -124,7 +158,11 @@ export async function connect(sim: Sim, options: { token?: string; query?: strin
 
 export const modelSelection = { instanceId: "codex", model: "gpt-5.6-sol" };
 
-export function launchPayload(projectId: string, text: string, extra: Record<string, unknown> = {}) {
+export function launchPayload(
+	projectId: string,
+	text: string,
+	extra: Record<string, unknown> = {},
+) {
 	return {
 		commandId: crypto.randomUUID(),
 		creationSource: "mcp",
@@ -140,7 +178,11 @@ export function launchPayload(projectId: string, text: string, extra: Record<str
 	};
 }
 
-export function dispatchPayload(threadId: string, text: string, extra: Record<string, unknown> = {}) {
+export function dispatchPayload(
+	threadId: string,
+	text: string,
+	extra: Record<string, unknown> = {},
+) {
 	return {
 		type: "message.dispatch",
 		commandId: crypto.randomUUID(),
@@ -158,7 +200,10 @@ export function dispatchPayload(threadId: string, text: string, extra: Record<st
 /** The first project's id, read from the HTTP shell. */
 export async function firstProjectId(sim: Sim): Promise<string> {
 	const res = await fetch(`${sim.url}/api/orchestration/shell`, {
-		headers: { authorization: `Bearer ${sim.token}`, "x-t3-orchestration-protocol": "2" },
+		headers: {
+			authorization: `Bearer ${sim.token}`,
+			"x-t3-orchestration-protocol": "2",
+		},
 	});
 	const body = (await res.json()) as { projects: { id: string }[] };
 	return body.projects[0]?.id as string;

@@ -28,16 +28,31 @@ export function openThreadStream(
 		// With a cursor the real engine answers an unknown thread with `synchronized` only (OBSERVED.md §5.8).
 		if (after === undefined) return ctx.engine.getProjection(input.threadId);
 	} else {
-		const events = after === undefined ? [] : store.events.filter((e) => e.threadId === thread.id && e.sequence > after);
-		if (after === undefined || after > store.head() || events.length > REPLAY_BUDGET) {
-			initial.push({ kind: "snapshot", snapshotSequence: thread.lastSequence, projection: store.projection(thread) });
+		const events =
+			after === undefined
+				? []
+				: store.events.filter(
+						(e) => e.threadId === thread.id && e.sequence > after,
+					);
+		if (
+			after === undefined ||
+			after > store.head() ||
+			events.length > REPLAY_BUDGET
+		) {
+			initial.push({
+				kind: "snapshot",
+				snapshotSequence: thread.lastSequence,
+				projection: store.projection(thread),
+			});
 		} else {
-			for (const e of events) initial.push({ kind: "event", sequence: e.sequence, event: e.event });
+			for (const e of events)
+				initial.push({ kind: "event", sequence: e.sequence, event: e.event });
 		}
 	}
 	if (input.requestCompletionMarker) initial.push({ kind: "synchronized" });
 	if (initial.length > 0) push(initial);
 	return store.subscribe((entry) => {
-		if (entry.threadId === input.threadId && entry.event) push([{ kind: "event", sequence: entry.sequence, event: entry.event }]);
+		if (entry.threadId === input.threadId && entry.event)
+			push([{ kind: "event", sequence: entry.sequence, event: entry.event }]);
 	});
 }

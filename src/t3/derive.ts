@@ -132,14 +132,16 @@ export function pendingQuestion(
 	projection: ThreadProjection,
 	shellPending?: PendingRuntimeRequest | null,
 ): PendingQuestionView | null {
+	const newestPending = () =>
+		projection.runtimeRequests.filter((r) => r.status === "pending").at(-1);
 	let request: { id: string; kind: string } | undefined;
 	if (shellPending !== undefined) {
 		if (shellPending === null) return null;
-		request = shellPending;
+		// The shell may lag the projection: a request the projection shows resolved is over.
+		const known = projection.runtimeRequests.find((r) => r.id === shellPending.id);
+		request = known && known.status !== "pending" ? newestPending() : shellPending;
 	} else {
-		request = projection.runtimeRequests
-			.filter((r) => r.status === "pending")
-			.at(-1);
+		request = newestPending();
 	}
 	if (!request || request.kind === "auth_refresh") return null;
 	const item = requestItem(projection, request.id);

@@ -21,8 +21,8 @@ const answered = new Set<string>();
 export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	const located = await locateThread(deps, args.thread_id);
 	const { projection } = await readDetail(located, true);
-	const shell = located.shell ?? projection.thread;
-	const question = pendingQuestion(projection, shell.pendingRuntimeRequest ?? null);
+	// The fresh projection is authoritative; the shell may lag a new or a resolved request.
+	const question = pendingQuestion(projection);
 	if (!question || answered.has(question.request_id)) {
 		throw new ToolFailure(
 			question

@@ -2,7 +2,7 @@
 import { capText, pendingQuestion, runDetails, runError } from "../t3/derive.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
-import { projectRef } from "./shapes.ts";
+import { projectRef, questionShape } from "./shapes.ts";
 
 /** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
 const RESULT_BUDGET_CHARS = 60_000;
@@ -51,7 +51,7 @@ export async function readThread(deps: ThreadDeps, threadId: string, turns: numb
 				files: details.files,
 			};
 		}),
-		question: pendingQuestion(projection, thread.pendingRuntimeRequest ?? null),
+		question: questionShape(pendingQuestion(projection)),
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,
 	});

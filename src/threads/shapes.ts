@@ -1,4 +1,5 @@
 /** Conversions from T3 read models to the result shapes of CONTRACT.md "Tools". */
+import type { PendingQuestionView } from "../t3/derive.ts";
 import type { ModelSelection, ProjectShell } from "../t3/model.ts";
 
 export interface ProjectRef {
@@ -20,4 +21,13 @@ export function titleFromPrompt(prompt: string): string {
 	const line = prompt.trim().split("\n")[0]?.trim() ?? "";
 	if (line.length <= 60) return line || "t3code-mcp thread";
 	return `${line.slice(0, 59).trimEnd()}…`;
+}
+
+export type QuestionShape = Omit<PendingQuestionView, "request_kind">;
+
+/** The contract's `question` object (without the raw request kind the derivation keeps). */
+export function questionShape(view: PendingQuestionView | null): QuestionShape | null {
+	if (!view) return null;
+	const { request_kind: _, ...question } = view;
+	return question;
 }

@@ -16,6 +16,7 @@ import {
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { type LocatedThread, locateThread } from "./locate.ts";
+import { type QuestionShape, questionShape } from "./shapes.ts";
 
 export type WaitOutcome = "completed" | "interrupted" | "failed" | "question" | "timeout";
 
@@ -26,7 +27,7 @@ export type WaitResult = {
 	run_status: string | null;
 	message: string | null;
 	error: string | null;
-	question: ReturnType<typeof pendingQuestion>;
+	question: QuestionShape | null;
 	elapsed_s: number;
 };
 
@@ -196,7 +197,7 @@ async function evaluate(
 			run_status: run.status,
 			message: null,
 			error: null,
-			question,
+			question: questionShape(question),
 		};
 	}
 	return null;

@@ -1,0 +1,232 @@
+/**
+ * `AgentIO` for one run: turns the scripted agent's steps (say, stream, command, file change,
+ * question, approval, hold) into messages, turn items, nodes and runtime requests, shaped like
+ * the real engine's rows (captures-v2 ws-question / ws-approval / ws-stream-enabled).
+ */
+import type { AgentIO, RuntimeResponse } from "./agent.ts";
+import {
+	assistantMessageIdFor,
+	nativeRef,
+	newId,
+	nowIso,
+	providerItemIdFor,
+	providerNodeIdFor,
+	providerSessionIdFor,
+	type Row,
+	runtimeRequestIdFor,
+} from "./rows.ts";
+import {
+	addItem,
+	put,
+	type RunHandle,
+	type RunKit,
+	updateItem,
+} from "./run-rows.ts";
+import { Cancelled } from "./scheduler.ts";
+
+export function agentIO(
+	kit: RunKit,
+	h: RunHandle,
+	step: () => Promise<void>,
+): AgentIO {
+	function messageRows(nativeId: string) {
+		return {
+			messageId: assistantMessageIdFor(h.instanceId, nativeId),
+			itemId: providerItemIdFor(h.instanceId, nativeId),
+			nodeId: providerNodeIdFor(h.instanceId, nativeId),
+		};
+	}
+	function upsertAssistant(
+		ids: ReturnType<typeof messageRows>,
+		text: string,
+		streaming: boolean,
+		item: Row | null,
+	): Row {
+		const at = nowIso();
+		const existing = kit.store.find(h.thread, "messages", ids.messageId);
+		const message: Row = {
+			createdBy: "agent",
+			creationSource: "provider",
+			id: ids.messageId,
+			threadId: h.thread.id,
+			runId: h.run.id,
+			nodeId: ids.nodeId,
+			role: "assistant",
+			text,
+			attachments: [],
+			streaming,
+			createdAt: existing?.createdAt ?? at,
+			updatedAt: at,
+		};
+		put(kit, h, "messages", message, "message.updated", ids.nodeId);
+		const fields = {
+			status: streaming ? "running" : "completed",
+			completedAt: streaming ? null : at,
+			text,
+			streaming,
+		};
+		if (item) return updateItem(kit, h, item, fields);
+		return addItem(kit, h, {
+			id: ids.itemId,
+			nodeId: ids.nodeId,
+			nativeItemRef: nativeRef(h.instanceId, ids.itemId.split(":").pop() ?? ""),
+			...fields,
+			type: "assistant_message",
+			messageId: ids.messageId,
+		});
+	}
+	async function request(
+		kind: string,
+		itemFields: Record<string, unknown>,
+	): Promise<RuntimeResponse> {
+		const callId = `call_${newId()}`;
+		const requestId = runtimeRequestIdFor(
+			h.instanceId,
+			h.providerTurn?.id as string,
+			callId,
+		);
+		const nodeId = providerNodeIdFor(h.instanceId, callId);
+		const at = nowIso();
+		const node: Row = {
+			id: nodeId,
+			threadId: h.thread.id,
+			runId: h.run.id,
+			parentNodeId: h.node.id,
+			rootNodeId: h.node.id,
+			kind: kind === "user_input" ? "user_input_request" : "approval_request",
+			status: "waiting",
+			countsForRun: false,
+			providerThreadId: h.run.providerThreadId,
+			providerTurnId: h.providerTurn?.id ?? null,
+			nativeItemRef: nativeRef(h.instanceId, callId),
+			runtimeRequestId: requestId,
+			checkpointScopeId: null,
+			startedAt: at,
+			completedAt: null,
+		};
+		put(kit, h, "nodes", node, "node.updated", nodeId);
+		const requestRow: Row = {
+			id: requestId,
+			nodeId,
+			providerTurnId: h.providerTurn?.id ?? null,
+			nativeRequestRef: nativeRef(h.instanceId, callId),
+			kind,
+			status: "pending",
+			responseCapability: {
+				type: "live",
+				providerSessionId: providerSessionIdFor(h.instanceId),
+			},
+			createdAt: at,
+			resolvedAt: null,
+		};
+		put(
+			kit,
+			h,
+			"runtimeRequests",
+			requestRow,
+			"runtime-request.updated",
+			nodeId,
+		);
+		addItem(kit, h, {
+			id: providerItemIdFor(h.instanceId, callId),
+			nodeId,
+			nativeItemRef: nativeRef(h.instanceId, callId),
+			status: "waiting",
+			completedAt: null,
+			requestId,
+			...itemFields,
+		});
+		const response = await new Promise<RuntimeResponse>((resolve, reject) => {
+			h.pending = { requestId, resolve };
+			h.controller.signal.addEventListener(
+				"abort",
+				() => reject(new Cancelled()),
+				{ once: true },
+			);
+		});
+		h.pending = null;
+		return response;
+	}
+	return {
+		prompt: h.prompt,
+		step,
+		async say(text) {
+			const ids = messageRows(`msg_${newId()}`);
+			const node: Row = {
+				...h.node,
+				id: ids.nodeId,
+				kind: "assistant_message",
+				parentNodeId: h.node.id,
+				countsForRun: false,
+			};
+			put(
+				kit,
+				h,
+				"nodes",
+				{ ...node, status: "completed", completedAt: nowIso() },
+				"node.updated",
+				ids.nodeId,
+			);
+			upsertAssistant(ids, text, false, null);
+		},
+		async stream(parts) {
+			const ids = messageRows(`msg_${newId()}`);
+			let text = "";
+			let item: Row | null = null;
+			for (const part of parts) {
+				text += part;
+				item = upsertAssistant(ids, text, true, item);
+				await step();
+			}
+			upsertAssistant(ids, text, false, item);
+		},
+		async command(input, exitCode = 0) {
+			const nativeId = `call_${newId()}`;
+			const item = addItem(kit, h, {
+				id: providerItemIdFor(h.instanceId, nativeId),
+				nativeItemRef: nativeRef(h.instanceId, nativeId),
+				status: "running",
+				title: "Run command",
+				completedAt: null,
+				type: "command_execution",
+				input,
+			});
+			await step();
+			updateItem(kit, h, item, {
+				status: "completed",
+				exitCode,
+				completedAt: nowIso(),
+			});
+		},
+		async fileChange(fileName, additions, deletions) {
+			const nativeId = `call_${newId()}`;
+			addItem(kit, h, {
+				id: providerItemIdFor(h.instanceId, nativeId),
+				nativeItemRef: nativeRef(h.instanceId, nativeId),
+				title: "Edit file",
+				type: "file_change",
+				fileName,
+				additions,
+				deletions,
+			});
+			h.files.push({ path: fileName, kind: "modified", additions, deletions });
+		},
+		ask: (questions) =>
+			request("user_input", { type: "user_input_request", questions }),
+		approve: (requestKind, prompt) =>
+			request(requestKind, { type: "approval_request", requestKind, prompt }),
+		hold() {
+			return new Promise<void>((resolve, reject) => {
+				h.release = () => {
+					h.release = null;
+					resolve();
+				};
+				h.controller.signal.addEventListener(
+					"abort",
+					() => reject(new Cancelled()),
+					{ once: true },
+				);
+			});
+		},
+	};
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "bun:test";
+import { parseSimFlags } from "./cli.ts";
+
+describe("sim command flags", () => {
+	it("parses every flag, defaulting the port to 3773", () => {
+		expect(parseSimFlags([])).toEqual({ port: 3773 });
+		expect(
+			parseSimFlags([
+				"--host",
+				"0.0.0.0",
+				"--port",
+				"0",
+				"--token",
+				"t",
+				"--project",
+				"a=/srv/a",
+				"--project",
+				"b=/srv/b",
+				"--protocol",
+				"1",
+				"--step-ms",
+				"5",
+			]),
+		).toEqual({
+			host: "0.0.0.0",
+			port: 0,
+			token: "t",
+			protocol: 1,
+			stepMs: 5,
+			projects: [
+				{ title: "a", workspaceRoot: "/srv/a" },
+				{ title: "b", workspaceRoot: "/srv/b" },
+			],
+		});
+	});
+
+	it("rejects bad flags with a clear message", () => {
+		expect(() => parseSimFlags(["--bogus"])).toThrow('unknown flag "--bogus"');
+		expect(() => parseSimFlags(["--port", "99999"])).toThrow(
+			"--port must be an integer from 0 to 65535",
+		);
+		expect(() => parseSimFlags(["--protocol", "3"])).toThrow(
+			"--protocol must be 1 or 2",
+		);
+		expect(() => parseSimFlags(["--project", "nopath"])).toThrow("TITLE=PATH");
+		expect(() => parseSimFlags(["--token"])).toThrow("--token needs a value");
+	});
+
+	it("exits 2 on a bad flag, and prints URL and token when started", async () => {
+		const entry = new URL("./cli.ts", import.meta.url).pathname;
+		const bad = Bun.spawn(
+			[
+				process.execPath,
+				"-e",
+				`import { runSimCommand } from "${entry}"; await runSimCommand(["--nope"]);`,
+			],
+			{
+				stderr: "pipe",
+			},
+		);
+		expect(await bad.exited).toBe(2);
+		expect(await new Response(bad.stderr).text()).toContain(
+			'sim: unknown flag "--nope"',
+		);
+		const good = Bun.spawn(
+			[
+				process.execPath,
+				"-e",
+				`import { runSimCommand } from "${entry}"; await runSimCommand(["--port", "0", "--token", "abc"]);`,
+			],
+			{
+				stdout: "pipe",
+			},
+		);
+		const reader = good.stdout.getReader();
+		let out = "";
+		while (!out.includes("token:")) {
+			const { value, done } = await reader.read();
+			if (done) break;
+			out += new TextDecoder().decode(value);
+		}
+		expect(out).toMatch(/T3 simulator listening on http:\/\/127\.0\.0\.1:\d+/);
+		expect(out).toContain("token: abc");
+		good.kill("SIGTERM");
+		expect(await good.exited).toBe(0);
+	});
+});

@@ -1,0 +1,112 @@
+/** The HTTP surface around /mcp: health, metrics, Host/Origin checks and the inbound bearer. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createServer } from "node:net";
+import { callTool, type Stack, startStack } from "../helpers/stack.ts";
+
+async function deadPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const port = (server.address() as { port: number }).port;
+	await new Promise<void>((resolve) => server.close(() => resolve()));
+	return port;
+}
+
+const listTools = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+const mcpHeaders = {
+	"content-type": "application/json",
+	accept: "application/json, text/event-stream",
+	"mcp-protocol-version": "2025-11-25",
+};
+
+describe("loopback listener, machines down", () => {
+	let stack: Stack;
+	beforeAll(async () => {
+		const a = await deadPort();
+		const b = await deadPort();
+		stack = await startStack({
+			machines: [
+				{ name: "a", url: `http://127.0.0.1:${a}` },
+				{ name: "b", url: `http://127.0.0.1:${b}` },
+			],
+			server: { token: "inbound-secret" },
+		});
+	});
+	afterAll(async () => {
+		await stack.stop();
+	});
+
+	// Its latency (target < 50 ms) is measured in bench/, not asserted here.
+	test("/healthz answers 200 with every machine down", async () => {
+		const response = await fetch(`${stack.server.url}/healthz`);
+		expect(response.status).toBe(200);
+		const body = (await response.json()) as Record<string, unknown>;
+		expect(body.status).toBe("ok");
+		expect(Object.keys(body.machines as object).sort()).toEqual(["a", "b"]);
+		expect(body.hook).toBe("not configured");
+		expect(body.outbox).toEqual({ pending: 0, oldest_pending_s: 0, dead: 0 });
+	});
+
+	test("a foreign Host is refused on loopback (DNS rebinding)", async () => {
+		const response = await fetch(`${stack.server.mcpUrl}`, {
+			method: "POST",
+			headers: { ...mcpHeaders, host: "evil.example", authorization: "Bearer inbound-secret" },
+			body: listTools,
+		});
+		expect(response.status).toBe(403);
+	});
+
+	test("a browser Origin is refused unless allowed", async () => {
+		const response = await fetch(`${stack.server.mcpUrl}`, {
+			method: "POST",
+			headers: { ...mcpHeaders, origin: "http://evil.example", authorization: "Bearer inbound-secret" },
+			body: listTools,
+		});
+		expect(response.status).toBe(403);
+	});
+
+	test("missing or wrong bearer → plain 401 without OAuth hints", async () => {
+		for (const authorization of [undefined, "Bearer wrong"]) {
+			const response = await fetch(`${stack.server.mcpUrl}`, {
+				method: "POST",
+				headers: { ...mcpHeaders, ...(authorization ? { authorization } : {}) },
+				body: listTools,
+			});
+			expect(response.status).toBe(401);
+			expect(response.headers.get("www-authenticate")).toBeNull();
+			expect(await response.json()).toEqual({ error: "unauthorized" });
+		}
+	});
+
+	test("the right bearer is served, and /metrics needs it too", async () => {
+		const client = await stack.client();
+		const { data } = await callTool<{ machines: unknown[] }>(client, "t3_machines");
+		expect(data.machines).toHaveLength(2);
+		expect((await fetch(`${stack.server.url}/metrics`)).status).toBe(401);
+		const metrics = await fetch(`${stack.server.url}/metrics`, { headers: { authorization: "Bearer inbound-secret" } });
+		expect(metrics.status).toBe(200);
+		const text = await metrics.text();
+		expect(text).toContain('t3code_mcp_machines{state="offline"} 2');
+		expect(text).toContain('t3code_mcp_tool_calls_total{tool="t3_machines",outcome="ok"}');
+	});
+});
+
+describe("container-style listener on 0.0.0.0", () => {
+	let stack: Stack;
+	beforeAll(async () => {
+		stack = await startStack({ server: { host: "0.0.0.0" } });
+	});
+	afterAll(async () => {
+		await stack.stop();
+	});
+
+	test("answers Host: t3code-mcp:8000 with no Origin and no extra setting", async () => {
+		const response = await fetch(`http://127.0.0.1:${stack.server.port}/mcp`, {
+			method: "POST",
+			headers: { ...mcpHeaders, host: "t3code-mcp:8000" },
+			body: listTools,
+		});
+		expect(response.status).toBe(200);
+		const text = await response.text();
+		expect(text).toContain("t3_dispatch");
+	});
+});
