@@ -1,0 +1,86 @@
+/**
+ * Pins the public contract: every tool's schema as clients list it, and the shape of every
+ * tool's structuredContent (keys and value types, ids replaced). A change shows up in review
+ * as a snapshot diff; refresh with `bun test --update-snapshots`.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { callTool, type Stack, startStack } from "../helpers/stack.ts";
+
+/** Replaces every value by its type, keeping the structure (first element of arrays). */
+function shapeOf(value: unknown): unknown {
+	if (value === null) return "null";
+	if (Array.isArray(value)) return value.length ? [shapeOf(value[0])] : [];
+	if (typeof value === "object") {
+		return Object.fromEntries(
+			Object.entries(value as Record<string, unknown>)
+				.sort(([a], [b]) => a.localeCompare(b))
+				.map(([k, v]) => [k, shapeOf(v)]),
+		);
+	}
+	return typeof value;
+}
+
+let stack: Stack;
+beforeAll(async () => {
+	stack = await startStack();
+});
+afterAll(async () => {
+	await stack.stop();
+});
+
+test("tool schemas (legacy era listing)", async () => {
+	const client = await stack.client();
+	const { tools } = await client.listTools();
+	expect(tools.map((t) => t.name)).toEqual([
+		"t3_machines",
+		"t3_projects",
+		"t3_dispatch",
+		"t3_wait",
+		"t3_thread",
+		"t3_answer",
+		"t3_interrupt",
+		"t3_watch",
+	]);
+	for (const tool of tools) {
+		expect({
+			name: tool.name,
+			title: tool.title,
+			description: tool.description,
+			inputSchema: tool.inputSchema,
+			outputSchema: tool.outputSchema,
+			annotations: tool.annotations,
+		}).toMatchSnapshot(tool.name);
+	}
+});
+
+test("the modern era lists the same tools", async () => {
+	const legacy = await (await stack.client()).listTools();
+	const modern = await (await stack.client({ era: "modern" })).listTools();
+	expect(modern.tools.map((t) => [t.name, t.inputSchema])).toEqual(legacy.tools.map((t) => [t.name, t.inputSchema]));
+});
+
+test("result shapes of every tool", async () => {
+	const client = await stack.client({ headers: { "X-Conversation-Origin": "conv-shapes" } });
+	const shapes: Record<string, unknown> = {};
+	const take = async (name: string, args: Record<string, unknown>) => {
+		const result = await callTool(client, name, args);
+		expect(result.isError).toBe(false);
+		expect(JSON.parse(result.text.split("\n")[0] as string)).toEqual(result.data);
+		return result.data;
+	};
+	shapes.t3_machines = shapeOf(await take("t3_machines", {}));
+	shapes.t3_projects = shapeOf(await take("t3_projects", { machine: "demo" }));
+	const d = (await take("t3_dispatch", { machine: "demo", project: "demo", prompt: "ask me something" })) as {
+		thread_id: string;
+	};
+	shapes.t3_dispatch = shapeOf(d);
+	shapes["t3_wait (question)"] = shapeOf(await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }));
+	shapes["t3_thread (question pending)"] = shapeOf(await take("t3_thread", { thread_id: d.thread_id }));
+	shapes.t3_answer = shapeOf(await take("t3_answer", { thread_id: d.thread_id, answers: { color: "Blue" } }));
+	shapes["t3_wait (completed)"] = shapeOf(await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }));
+	shapes.t3_thread = shapeOf(await take("t3_thread", { thread_id: d.thread_id }));
+	shapes.t3_interrupt = shapeOf(await take("t3_interrupt", { thread_id: d.thread_id }));
+	shapes["t3_watch (change)"] = shapeOf(await take("t3_watch", { thread_id: d.thread_id, enabled: false }));
+	shapes["t3_watch (list)"] = shapeOf(await take("t3_watch", {}));
+	expect(shapes).toMatchSnapshot();
+});
