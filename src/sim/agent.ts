@@ -51,10 +51,26 @@ export const COLOR_QUESTION = {
 	multiSelect: false,
 };
 
+/** "ask me strictly": options only, no free text (released `allowCustomAnswer: false`). */
+export const STRICT_QUESTION = { ...COLOR_QUESTION, allowCustomAnswer: false };
+
+/** "ask me several": a multi-select question. */
+export const TOPPINGS_QUESTION = {
+	id: "toppings",
+	header: "Toppings",
+	question: "Which toppings should I add?",
+	options: [
+		{ label: "Cheese", description: "Add cheese", value: "cheese" },
+		{ label: "Olives", description: "Add olives", value: "olives" },
+		{ label: "Basil", description: "Add basil", value: "basil" },
+	],
+	multiSelect: true,
+};
+
 const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
 
 function answerText(answers: Record<string, unknown> | undefined): string {
-	const value = answers?.color ?? Object.values(answers ?? {})[0];
+	const value = Object.values(answers ?? {})[0];
 	if (Array.isArray(value)) return value.map(String).join(", ");
 	return value === undefined ? "nothing" : String(value);
 }
@@ -62,9 +78,14 @@ function answerText(answers: Record<string, unknown> | undefined): string {
 export function pickScript(prompt: string): AgentScript {
 	const text = prompt.toLowerCase();
 	if (text.includes("ask me")) {
+		const question = text.includes("ask me several")
+			? TOPPINGS_QUESTION
+			: text.includes("ask me strictly")
+				? STRICT_QUESTION
+				: COLOR_QUESTION;
 		return async (io) => {
 			await io.step();
-			const response = await io.ask([COLOR_QUESTION]);
+			const response = await io.ask([question]);
 			await io.step();
 			await io.say(`You chose ${answerText(response.answers)}.`);
 		};

@@ -294,3 +294,30 @@ describe("bad arguments", () => {
 		expect(nothing.text).toContain(`Nothing is pending on thread "${id}"`);
 	});
 });
+
+describe("question variants", () => {
+	test("a question that allows no free text refuses a text outside its options", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "ask me strictly" });
+		const q = await wait(client, { thread_id: d.data.thread_id });
+		expect(q.data.question?.questions[0]).toMatchObject({ allow_custom: false });
+		const refused = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Green" } });
+		expect(refused.isError).toBe(true);
+		expect(refused.text).toBe(
+			'answers.color: "Green" is not an option and this question allows no free text. Options: "Red", "Blue".',
+		);
+		const ok = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Blue" } });
+		expect(ok.isError).toBe(false);
+		expect((await wait(client, { thread_id: d.data.thread_id })).data.message).toBe("You chose blue.");
+	});
+
+	test("a multi-select question takes a list of labels, sent as their values", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "ask me several things" });
+		const q = await wait(client, { thread_id: d.data.thread_id });
+		expect(q.data.question?.questions[0]).toMatchObject({ id: "toppings", multi_select: true });
+		const a = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { toppings: ["Cheese", "Basil"] } });
+		expect(a.isError).toBe(false);
+		expect((await wait(client, { thread_id: d.data.thread_id })).data.message).toBe("You chose cheese, basil.");
+	});
+});
