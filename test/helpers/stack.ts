@@ -9,6 +9,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
 import type { AppConfig, MachineConfig, ServerSettings } from "../../src/config/types.ts";
 import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
+import type { Clock } from "../../src/util/clock.ts";
 import { silentLogger } from "../../src/util/log.ts";
 
 export type Era = "legacy" | "modern";
@@ -32,6 +33,8 @@ export interface StackOptions {
 	/** Reuse a state file (restart tests). */
 	statePath?: string;
 	progressIntervalMs?: number;
+	clock?: Clock;
+	retryScheduleS?: number[];
 }
 
 export interface Stack {
@@ -98,10 +101,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 			...options.server,
 		},
 	});
-	let server = await startServer(makeConfig(), {
+	const serviceOptions = {
 		log: silentLogger,
 		progressIntervalMs: options.progressIntervalMs,
-	});
+		clock: options.clock,
+		retryScheduleS: options.retryScheduleS,
+	};
+	let server = await startServer(makeConfig(), serviceOptions);
 	const clients: Client[] = [];
 	const stack: Stack = {
 		get server() {
@@ -143,7 +149,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	// Restart support: a new server on the same state file and machines.
 	(stack as Stack & { restartServer: () => Promise<void> }).restartServer = async () => {
 		await server.stop();
-		server = await startServer(makeConfig(), { log: silentLogger, progressIntervalMs: options.progressIntervalMs });
+		server = await startServer(makeConfig(), serviceOptions);
 	};
 	return stack;
 }
