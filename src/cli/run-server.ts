@@ -29,8 +29,13 @@ function untilSignal(): Promise<string> {
 	});
 }
 
-async function runUntilSignal(server: RunningServer, log: Logger, extra?: () => Promise<void>) {
-	const signal = await untilSignal();
+async function runUntilSignal(
+	signalled: Promise<string>,
+	server: RunningServer,
+	log: Logger,
+	extra?: () => Promise<void>,
+) {
+	const signal = await signalled;
 	log.info("stopping", { signal });
 	await server.stop();
 	await extra?.();
@@ -39,16 +44,19 @@ async function runUntilSignal(server: RunningServer, log: Logger, extra?: () => 
 }
 
 export async function runServe(env: Env = process.env): Promise<number> {
+	// Listen for signals first: a supervisor may stop us while we are still starting.
+	const signalled = untilSignal();
 	const config = await load(env);
 	if (typeof config === "number") return config;
 	const log = createLogger(config.server.logLevel);
 	for (const warning of configWarnings(config)) log.warn(warning);
 	const server = await startServer(config, { log });
 	log.info("listening", { url: server.mcpUrl, machines: config.machines.map((m) => m.name), config: config.file });
-	return runUntilSignal(server, log);
+	return runUntilSignal(signalled, server, log);
 }
 
 export async function runDemo(env: Env = process.env): Promise<number> {
+	const signalled = untilSignal();
 	const sim = await startSim({
 		projects: [{ title: "demo", workspaceRoot: "/srv/t3/demo" }],
 		stepMs: 250,
@@ -93,5 +101,5 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 			"",
 		].join("\n"),
 	);
-	return runUntilSignal(server, log, () => sim.stop());
+	return runUntilSignal(signalled, server, log, () => sim.stop());
 }

@@ -216,6 +216,7 @@ export function agentIO(
 		approve: (requestKind, prompt) =>
 			request(requestKind, { type: "approval_request", requestKind, prompt }),
 		hold() {
+			if (h.finishRequested) return Promise.resolve();
 			return new Promise<void>((resolve, reject) => {
 				h.release = () => {
 					h.release = null;

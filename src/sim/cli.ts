@@ -87,11 +87,8 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		process.stderr.write(`sim: ${error.message}\n`);
 		process.exit(2);
 	}
-	const sim = await startSim(options);
-	process.stdout.write(
-		`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`,
-	);
-	await new Promise<void>((resolve) => {
+	// Handlers go in before the URL is printed: a supervisor may signal as soon as it reads it.
+	const stopped = new Promise<void>((resolve) => {
 		const done = () => {
 			process.off("SIGINT", done);
 			process.off("SIGTERM", done);
@@ -100,5 +97,10 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		process.on("SIGINT", done);
 		process.on("SIGTERM", done);
 	});
+	const sim = await startSim(options);
+	process.stdout.write(
+		`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`,
+	);
+	await stopped;
 	await sim.stop();
 }

@@ -466,8 +466,11 @@ export function createEngine(deps: {
 			return { ok: store.projection(thread) };
 		},
 		finishRun(threadId) {
-			for (const h of handles.values())
-				if (h.thread.id === threadId && h.release) h.release();
+			for (const h of handles.values()) {
+				if (h.thread.id !== threadId) continue;
+				if (h.release) h.release();
+				else h.finishRequested = true;
+			}
 		},
 		cancelAll() {
 			for (const h of handles.values())

@@ -104,6 +104,7 @@ export function createRun(
 		files: [],
 		pending: null,
 		release: null,
+		finishRequested: false,
 		interrupting: false,
 	};
 	if (!providerThread) {

@@ -36,6 +36,8 @@ export interface RunHandle {
 	} | null;
 	/** Set while a "long task" holds the turn open. */
 	release: (() => void) | null;
+	/** `finishRun` came before the script reached its hold: the hold then ends at once. */
+	finishRequested: boolean;
 	interrupting: boolean;
 }
 
