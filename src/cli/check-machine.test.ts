@@ -4,8 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MachineConfig } from "../config/types.ts";
 import { type Sim, startSim } from "../sim/index.ts";
-import { type CheckResult, probeMachine, TOKEN_COMMAND, UPGRADE_FIX } from "./check-machine.ts";
 import { runCheck } from "./check.ts";
+import {
+	type CheckResult,
+	probeMachine,
+	TOKEN_COMMAND,
+	UPGRADE_FIX,
+} from "./check-machine.ts";
 
 const PROJECTS = [
 	{ title: "api", workspaceRoot: "/srv/work/api" },
@@ -18,7 +23,11 @@ let dir: string;
 
 /** A port nothing listens on: bound, read, released. */
 function freePort(): number {
-	const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+	const server = Bun.listen({
+		hostname: "127.0.0.1",
+		port: 0,
+		socket: { data() {} },
+	});
 	const port = server.port;
 	server.stop(true);
 	return port;
@@ -39,7 +48,10 @@ function machine(over: Partial<MachineConfig> = {}): MachineConfig {
 
 const byName = (checks: CheckResult[], name: string) => {
 	const found = checks.find((c) => c.name === name);
-	if (!found) throw new Error(`no check "${name}" in ${checks.map((c) => c.name).join(", ")}`);
+	if (!found)
+		throw new Error(
+			`no check "${name}" in ${checks.map((c) => c.name).join(", ")}`,
+		);
 	return found;
 };
 
@@ -48,7 +60,11 @@ beforeAll(async () => {
 		projects: PROJECTS,
 		tokens: [{ token: "read-only-token", scopes: ["orchestration:read"] }],
 	});
-	v1 = await startSim({ protocol: 1, projects: PROJECTS, serverVersion: "0.0.20" });
+	v1 = await startSim({
+		protocol: 1,
+		projects: PROJECTS,
+		serverVersion: "0.0.20",
+	});
 	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-check-"));
 });
 afterAll(async () => {
@@ -58,7 +74,9 @@ afterAll(async () => {
 
 describe("probeMachine against the simulator", () => {
 	test("a healthy machine passes every check, and each pattern lists its projects", async () => {
-		const report = await probeMachine(machine({ projects: ["*", "/srv/work/*", "dotfiles"] }));
+		const report = await probeMachine(
+			machine({ projects: ["*", "/srv/work/*", "dotfiles"] }),
+		);
 		expect(report.checks.map((c) => [c.name, c.ok])).toEqual([
 			["reachable", true],
 			["orchestration protocol 2", true],
@@ -71,18 +89,26 @@ describe("probeMachine against the simulator", () => {
 			['projects "/srv/work/*"', true],
 			['projects "dotfiles"', true],
 		]);
-		expect(byName(report.checks, 'projects "*"').detail).toBe('matches "api", "dotfiles"');
-		expect(byName(report.checks, 'projects "/srv/work/*"').detail).toBe('matches "api"');
+		expect(byName(report.checks, 'projects "*"').detail).toBe(
+			'matches "api", "dotfiles"',
+		);
+		expect(byName(report.checks, 'projects "/srv/work/*"').detail).toBe(
+			'matches "api"',
+		);
 		expect(report.checks.every((c) => c.fix === undefined)).toBe(true);
 	});
 
 	test("a protocol-1 server fails the protocol check with the upgrade fix", async () => {
-		const report = await probeMachine(machine({ url: v1.url, token: v1.token }));
+		const report = await probeMachine(
+			machine({ url: v1.url, token: v1.token }),
+		);
 		const protocol = byName(report.checks, "orchestration protocol 2");
 		expect(protocol.ok).toBe(false);
 		expect(protocol.detail).toContain("protocol 1");
 		expect(protocol.fix).toBe(UPGRADE_FIX);
-		expect(protocol.fix).toBe("upgrade T3 Code to 0.1.0 or later (orchestration protocol 2)");
+		expect(protocol.fix).toBe(
+			"upgrade T3 Code to 0.1.0 or later (orchestration protocol 2)",
+		);
 		expect(byName(report.checks, "reachable").ok).toBe(true);
 	});
 
@@ -98,7 +124,10 @@ describe("probeMachine against the simulator", () => {
 	test("a missing token says which variable to export", async () => {
 		const report = await probeMachine(machine({ token: undefined }));
 		const present = byName(report.checks, "token present");
-		expect(present).toMatchObject({ ok: false, detail: "T3_MAC_TOKEN (token_env) is unset or empty" });
+		expect(present).toMatchObject({
+			ok: false,
+			detail: "T3_MAC_TOKEN (token_env) is unset or empty",
+		});
 		expect(present.fix).toContain(
 			"t3 auth session issue --scope orchestration:read --scope orchestration:operate --token-only --ttl 365d --label t3code-mcp",
 		);
@@ -146,7 +175,11 @@ describe("runCheck", () => {
 	}
 	async function run(argv: string[], env: Record<string, string>) {
 		let out = "";
-		const code = await runCheck(argv, { env, cwd: dir, write: (t) => (out += t) });
+		const code = await runCheck(argv, {
+			env,
+			cwd: dir,
+			write: (t) => (out += t),
+		});
 		return { code, out };
 	}
 
@@ -155,7 +188,11 @@ describe("runCheck", () => {
 			"ok.toml",
 			`[machines.mac]\nurl = "${sim.url}"\ntoken_env = "T3_MAC_TOKEN"\nprojects = ["*"]\n`,
 		);
-		const env = { T3CODE_MCP_CONFIG: file, T3_MAC_TOKEN: sim.token, T3CODE_MCP_STATE: join(dir, "s/state.sqlite") };
+		const env = {
+			T3CODE_MCP_CONFIG: file,
+			T3_MAC_TOKEN: sim.token,
+			T3CODE_MCP_STATE: join(dir, "s/state.sqlite"),
+		};
 		const { code, out } = await run([], env);
 		expect(code).toBe(0);
 		expect(out).toContain("✓ config valid: 1 machine: mac");
@@ -175,18 +212,29 @@ describe("runCheck", () => {
 				`[machines.old]\nurl = "${v1.url}"\ntoken_env = "T3_OLD"\nprojects = ["*"]`,
 			].join("\n"),
 		);
-		const env = { T3CODE_MCP_CONFIG: file, T3_GOOD: sim.token, T3_OLD: v1.token, T3CODE_MCP_STATE: ":memory:" };
+		const env = {
+			T3CODE_MCP_CONFIG: file,
+			T3_GOOD: sim.token,
+			T3_OLD: v1.token,
+			T3CODE_MCP_STATE: ":memory:",
+		};
 		const { code, out } = await run(["--json"], env);
 		expect(code).toBe(1);
 		const report = JSON.parse(out);
 		expect(report.ok).toBe(false);
 		expect(report.config.file).toBe(file);
-		expect(report.machines.map((m: { name: string }) => m.name)).toEqual(["good", "old"]);
-		expect(report.machines[0].checks.every((c: CheckResult) => c.ok)).toBe(true);
+		expect(report.machines.map((m: { name: string }) => m.name)).toEqual([
+			"good",
+			"old",
+		]);
+		expect(report.machines[0].checks.every((c: CheckResult) => c.ok)).toBe(
+			true,
+		);
 		expect(report.machines[1].checks).toContainEqual({
 			name: "orchestration protocol 2",
 			ok: false,
-			detail: "the server reports no orchestrationProtocolVersion (protocol 1), T3 Code 0.0.20",
+			detail:
+				"the server reports no orchestrationProtocolVersion (protocol 1), T3 Code 0.0.20",
 			fix: UPGRADE_FIX,
 		});
 		expect(out).not.toContain(sim.token);
@@ -198,14 +246,22 @@ describe("runCheck", () => {
 			"bad-token.toml",
 			`[machines.mac]\nurl = "${sim.url}"\ntoken_env = "T3_MAC_TOKEN"\nprojects = ["nothing-*"]\n`,
 		);
-		const { code, out } = await run([], { T3CODE_MCP_CONFIG: file, T3CODE_MCP_STATE: ":memory:" });
+		const { code, out } = await run([], {
+			T3CODE_MCP_CONFIG: file,
+			T3CODE_MCP_STATE: ":memory:",
+		});
 		expect(code).toBe(1);
-		expect(out).toContain("✗ token present: T3_MAC_TOKEN (token_env) is unset or empty\n      fix: on the T3 machine run `t3 auth session issue");
+		expect(out).toContain(
+			"✗ token present: T3_MAC_TOKEN (token_env) is unset or empty\n      fix: on the T3 machine run `t3 auth session issue",
+		);
 		expect(out).toEndWith("1 check failed\n");
 	});
 
 	test("a configuration error exits 3 with the problem", async () => {
-		const file = configFile("broken.toml", `[machines.mac]\ntoken_env = "T3_MAC_TOKEN"\n`);
+		const file = configFile(
+			"broken.toml",
+			`[machines.mac]\ntoken_env = "T3_MAC_TOKEN"\n`,
+		);
 		const { code, out } = await run([], { T3CODE_MCP_CONFIG: file });
 		expect(code).toBe(3);
 		expect(out).toContain("✗ configuration error");
@@ -219,7 +275,10 @@ describe("runCheck", () => {
 		const file = configFile("state.toml", "");
 		const blocker = join(dir, "a-file");
 		writeFileSync(blocker, "");
-		const { code, out } = await run([], { T3CODE_MCP_CONFIG: file, T3CODE_MCP_STATE: join(blocker, "x.sqlite") });
+		const { code, out } = await run([], {
+			T3CODE_MCP_CONFIG: file,
+			T3CODE_MCP_STATE: join(blocker, "x.sqlite"),
+		});
 		expect(code).toBe(1);
 		expect(out).toContain("✗ state path writable:");
 	});

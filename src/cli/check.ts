@@ -5,8 +5,8 @@
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
 import type { Env } from "../config/env.ts";
+import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
 import {
 	type CheckResult,
 	type MachineReport,
@@ -66,7 +66,8 @@ function parseFlags(argv: string[]): { json: boolean } | string {
 	let json = false;
 	for (const arg of argv) {
 		if (arg === "--json") json = true;
-		else return `check: unknown flag "${arg}"\nusage: t3code-mcp check [--json]\n`;
+		else
+			return `check: unknown flag "${arg}"\nusage: t3code-mcp check [--json]\n`;
 	}
 	return { json };
 }
@@ -77,7 +78,10 @@ function renderCheck(c: CheckResult): string {
 }
 
 /** The human-readable report; every line a check, every ✗ followed by its fix. */
-export function renderReport(report: CheckReport, warnings: string[] = []): string {
+export function renderReport(
+	report: CheckReport,
+	warnings: string[] = [],
+): string {
 	let out = `config ${report.config.file ?? "(none)"}\n`;
 	for (const c of report.config.checks) out += renderCheck(c);
 	for (const w of warnings) out += `  ! ${w}\n`;
@@ -87,7 +91,10 @@ export function renderReport(report: CheckReport, warnings: string[] = []): stri
 	}
 	const failed =
 		report.config.checks.filter((c) => !c.ok).length +
-		report.machines.reduce((n, m) => n + m.checks.filter((c) => !c.ok).length, 0);
+		report.machines.reduce(
+			(n, m) => n + m.checks.filter((c) => !c.ok).length,
+			0,
+		);
 	out += report.ok
 		? "\nall checks passed\n"
 		: `\n${failed} check${failed === 1 ? "" : "s"} failed\n`;

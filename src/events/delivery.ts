@@ -58,6 +58,9 @@ export function createDeliveryWorker(options: DeliveryOptions, deps: DeliveryDep
 		if (stopped || !options.url) return;
 		const at = deps.outbox.nextDueAt();
 		if (at === null) return;
+		// Work due now is either in flight or waiting for a free slot: each attempt's end pumps
+		// again, so a timer here would only spin.
+		if (at <= deps.clock.now() && inFlight.size > 0) return;
 		cancelTimer = deps.clock.setTimer(pump, at - deps.clock.now());
 	};
 

@@ -25,8 +25,15 @@ test("service t3code-mcp under profile t3, built from the repository", async () 
 	expect(service).toBeDefined();
 	expect(service.profiles).toEqual(["t3"]);
 	expect(service.build.context).toBe("..");
-	expect(await Bun.file(join(ROOT, "deploy", service.build.context, service.build.dockerfile)).exists()).toBe(true);
-	expect(text).toContain("context: https://github.com/<owner>/t3code-mcp.git#${T3CODE_MCP_REF:-main}");
+	expect(
+		await Bun.file(
+			join(ROOT, "deploy", service.build.context, service.build.dockerfile),
+		).exists(),
+	).toBe(true);
+	expect(text).toContain(
+		// biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolation, literally
+		"context: https://github.com/<owner>/t3code-mcp.git#${T3CODE_MCP_REF:-main}",
+	);
 	expect(service.build.args.VERSION).toContain("0.1.0");
 });
 
@@ -35,11 +42,23 @@ test("config mount, named /data volume, port 8000, health check through the bina
 	expect(service.volumes).toContain("t3code-mcp-data:/data");
 	expect(Object.keys(doc.volumes)).toContain("t3code-mcp-data");
 	expect(service.expose).toEqual(["8000"]);
-	expect(service.healthcheck.test).toEqual(["CMD", "/usr/local/bin/t3code-mcp", "healthcheck"]);
+	expect(service.healthcheck.test).toEqual([
+		"CMD",
+		"/usr/local/bin/t3code-mcp",
+		"healthcheck",
+	]);
 });
 
 test("tokens and hook settings come from the host environment, never literal", () => {
-	for (const name of ["T3_MAC_TOKEN", "T3CODE_MCP_TOKEN", "T3CODE_MCP_HOOK_URL", "T3CODE_MCP_HOOK_TOKEN", "T3CODE_MCP_HOOK_SECRET"]) {
-		expect(service.environment[name]).toMatch(new RegExp(`^\\$\\{${name}(:-[^}]*)?\\}$`));
+	for (const name of [
+		"T3_MAC_TOKEN",
+		"T3CODE_MCP_TOKEN",
+		"T3CODE_MCP_HOOK_URL",
+		"T3CODE_MCP_HOOK_TOKEN",
+		"T3CODE_MCP_HOOK_SECRET",
+	]) {
+		expect(service.environment[name]).toMatch(
+			new RegExp(`^\\$\\{${name}(:-[^}]*)?\\}$`),
+		);
 	}
 });

@@ -15,12 +15,20 @@ export function ensureBinary(): Promise<string> {
 	built ??= (async () => {
 		const proc = Bun.spawn([process.execPath, "run", "build"], {
 			cwd: ROOT,
-			env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+			env: {
+				PATH: process.env.PATH ?? "/usr/bin:/bin",
+				HOME: process.env.HOME ?? "/tmp",
+			},
 			stdout: "pipe",
 			stderr: "pipe",
 		});
-		const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-		if (code !== 0) throw new Error(`bun run build failed (${code}):\n${out}\n${err}`);
+		const [code, out, err] = await Promise.all([
+			proc.exited,
+			new Response(proc.stdout).text(),
+			new Response(proc.stderr).text(),
+		]);
+		if (code !== 0)
+			throw new Error(`bun run build failed (${code}):\n${out}\n${err}`);
 		return BINARY;
 	})();
 	return built;
@@ -28,15 +36,26 @@ export function ensureBinary(): Promise<string> {
 
 /** A port that was free a moment ago: bind port 0, read it, release it. */
 export function freePort(): number {
-	const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+	const server = Bun.listen({
+		hostname: "127.0.0.1",
+		port: 0,
+		socket: { data() {} },
+	});
 	const port = server.port;
 	server.stop(true);
 	return port;
 }
 
 /** The only environment a spawned binary sees, plus `extra`. */
-export function cleanEnv(extra: Record<string, string>): Record<string, string> {
-	return { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", LANG: "C.UTF-8", ...extra };
+export function cleanEnv(
+	extra: Record<string, string>,
+): Record<string, string> {
+	return {
+		PATH: "/usr/local/bin:/usr/bin:/bin",
+		HOME: "/nonexistent",
+		LANG: "C.UTF-8",
+		...extra,
+	};
 }
 
 export interface Running {
@@ -49,14 +68,27 @@ export interface Running {
 	stop(): Promise<number>;
 }
 
-export function spawnBinary(args: string[], options: { env: Record<string, string>; cwd: string; binary?: string[] }): Running {
+export function spawnBinary(
+	args: string[],
+	options: { env: Record<string, string>; cwd: string; binary?: string[] },
+): Running {
 	const cmd = options.binary ?? [BINARY];
-	const proc = Bun.spawn([...cmd, ...args], { cwd: options.cwd, env: options.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+	const proc = Bun.spawn([...cmd, ...args], {
+		cwd: options.cwd,
+		env: options.env,
+		stdin: "ignore",
+		stdout: "pipe",
+		stderr: "pipe",
+	});
 	let out = "";
 	let err = "";
-	const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+	const drain = async (
+		stream: ReadableStream<Uint8Array>,
+		add: (s: string) => void,
+	) => {
 		const decoder = new TextDecoder();
-		for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
+		for await (const chunk of stream)
+			add(decoder.decode(chunk, { stream: true }));
 	};
 	void drain(proc.stdout, (s) => {
 		out += s;
@@ -73,8 +105,14 @@ export function spawnBinary(args: string[], options: { env: Record<string, strin
 			for (;;) {
 				const m = out.match(re);
 				if (m) return m;
-				if (proc.exitCode !== null) throw new Error(`exited ${proc.exitCode} before ${re}: ${out}\n${err}`);
-				if (Date.now() > deadline) throw new Error(`no ${re} on stdout within ${timeoutMs} ms: ${out}\n${err}`);
+				if (proc.exitCode !== null)
+					throw new Error(
+						`exited ${proc.exitCode} before ${re}: ${out}\n${err}`,
+					);
+				if (Date.now() > deadline)
+					throw new Error(
+						`no ${re} on stdout within ${timeoutMs} ms: ${out}\n${err}`,
+					);
 				await Bun.sleep(10);
 			}
 		},
@@ -98,14 +136,22 @@ export async function waitForHealthz(
 	let last = "";
 	for (;;) {
 		try {
-			const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(1_000) });
-			if (res.status === 200) return { body: (await res.json()) as Record<string, unknown>, ms: performance.now() - started };
+			const res = await fetch(`${baseUrl}/healthz`, {
+				signal: AbortSignal.timeout(1_000),
+			});
+			if (res.status === 200)
+				return {
+					body: (await res.json()) as Record<string, unknown>,
+					ms: performance.now() - started,
+				};
 			last = `status ${res.status}`;
 		} catch (error) {
 			last = (error as Error).message;
 		}
-		if (options.proc && options.proc.exitCode !== null) throw new Error(`process exited ${options.proc.exitCode}; last: ${last}`);
-		if (Date.now() > deadline) throw new Error(`${baseUrl}/healthz did not answer: ${last}`);
+		if (options.proc && options.proc.exitCode !== null)
+			throw new Error(`process exited ${options.proc.exitCode}; last: ${last}`);
+		if (Date.now() > deadline)
+			throw new Error(`${baseUrl}/healthz did not answer: ${last}`);
 		await Bun.sleep(5);
 	}
 }

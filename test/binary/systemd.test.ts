@@ -12,9 +12,14 @@ import { ensureBinary, ROOT } from "./helpers.ts";
 
 const UNIT = join(ROOT, "deploy", "t3code-mcp.service");
 const text = readFileSync(UNIT, "utf8");
-const active = text.split("\n").filter((l) => l.trim() !== "" && !l.trim().startsWith("#"));
+const active = text
+	.split("\n")
+	.filter((l) => l.trim() !== "" && !l.trim().startsWith("#"));
 const analyze = Bun.which("systemd-analyze");
-if (!analyze) console.warn("SKIP systemd-analyze verify: systemd-analyze is not installed (apt-get install systemd; .ci/run does)");
+if (!analyze)
+	console.warn(
+		"SKIP systemd-analyze verify: systemd-analyze is not installed (apt-get install systemd; .ci/run does)",
+	);
 
 describe("deploy/t3code-mcp.service", () => {
 	test("has the service settings and hardening the issue asks for", () => {
@@ -37,7 +42,9 @@ describe("deploy/t3code-mcp.service", () => {
 		// State comes from STATE_DIRECTORY: the unit must not pin another path.
 		expect(active.some((l) => l.includes("T3CODE_MCP_STATE"))).toBe(false);
 		// The JIT needs W+X memory.
-		expect(active.some((l) => l.startsWith("MemoryDenyWriteExecute=yes"))).toBe(false);
+		expect(active.some((l) => l.startsWith("MemoryDenyWriteExecute=yes"))).toBe(
+			false,
+		);
 		// Documented, commented alternatives.
 		expect(text).toMatch(/^#LoadCredential=T3_MAC_TOKEN:/m);
 		expect(text).toMatch(/^#IPAddressAllow=localhost 100\.64\.0\.0\/10/m);
@@ -50,12 +57,21 @@ describe("deploy/t3code-mcp.service", () => {
 			const binary = await ensureBinary();
 			dir = mkdtempSync(join(tmpdir(), "t3code-mcp-unit-"));
 			unit = join(dir, "t3code-mcp.service");
-			writeFileSync(unit, text.replace(/^ExecStart=\/usr\/local\/bin\/t3code-mcp serve$/m, `ExecStart=${binary} serve`));
+			writeFileSync(
+				unit,
+				text.replace(
+					/^ExecStart=\/usr\/local\/bin\/t3code-mcp serve$/m,
+					`ExecStart=${binary} serve`,
+				),
+			);
 		}, 120_000);
 		afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 		test("verify passes on a copy pointing at the built binary", () => {
-			const result = Bun.spawnSync([analyze as string, "verify", unit], { stdout: "pipe", stderr: "pipe" });
+			const result = Bun.spawnSync([analyze as string, "verify", unit], {
+				stdout: "pipe",
+				stderr: "pipe",
+			});
 			const output = `${result.stdout}${result.stderr}`.trim();
 			expect(output).toBe("");
 			expect(result.exitCode).toBe(0);
@@ -63,16 +79,26 @@ describe("deploy/t3code-mcp.service", () => {
 
 		test("verify fails on the original while /usr/local/bin/t3code-mcp is missing (so the copy's pass means something)", () => {
 			if (Bun.file("/usr/local/bin/t3code-mcp").size > 0) return;
-			const result = Bun.spawnSync([analyze as string, "verify", UNIT], { stdout: "pipe", stderr: "pipe" });
+			const result = Bun.spawnSync([analyze as string, "verify", UNIT], {
+				stdout: "pipe",
+				stderr: "pipe",
+			});
 			expect(result.exitCode).not.toBe(0);
 			expect(result.stderr.toString()).toContain("/usr/local/bin/t3code-mcp");
 		});
 
 		test("security --offline rates the exposure OK or better", () => {
-			const result = Bun.spawnSync([analyze as string, "security", "--offline=yes", unit], { stdout: "pipe", stderr: "pipe" });
-			const line = `${result.stdout}`.match(/Overall exposure level for \S+: ([\d.]+) (\w+)/);
+			const result = Bun.spawnSync(
+				[analyze as string, "security", "--offline=yes", unit],
+				{ stdout: "pipe", stderr: "pipe" },
+			);
+			const line = `${result.stdout}`.match(
+				/Overall exposure level for \S+: ([\d.]+) (\w+)/,
+			);
 			expect(line).not.toBeNull();
-			console.log(`systemd-analyze security: exposure ${line?.[1]} ${line?.[2]}`);
+			console.log(
+				`systemd-analyze security: exposure ${line?.[1]} ${line?.[2]}`,
+			);
 			expect(Number(line?.[1])).toBeLessThanOrEqual(4);
 		});
 	});

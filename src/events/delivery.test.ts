@@ -1,0 +1,159 @@
+/**
+ * The delivery worker against a real loopback receiver, with a manual clock: retry timing,
+ * Retry-After, 410 and exhaustion to dead letters, per-thread order, compaction. No sleeping.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { startReceiver, TEST_SECRET, type Receiver } from "../../test/helpers/receiver.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { openDb } from "../store/db.ts";
+import { createOutbox, type Outbox } from "../store/outbox.ts";
+import { createManualClock } from "../util/clock.ts";
+import { silentLogger } from "../util/log.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "./delivery.ts";
+
+let receiver: Receiver;
+let outbox: Outbox;
+let clock: ReturnType<typeof createManualClock>;
+let worker: DeliveryWorker;
+let seq = 0;
+
+function start(schedule = [5, 30, 120], url?: string) {
+	worker = createDeliveryWorker(
+		{ url: url ?? receiver.url, token: "t", secret: TEST_SECRET, schedule },
+		{ outbox, clock, random: () => 0.5, metrics: createMetrics(), log: silentLogger },
+	);
+	worker.start();
+}
+
+function emit(threadId: string, type = "thread.completed"): string {
+	seq++;
+	const id = `evt_${String(seq).padStart(4, "0")}`;
+	outbox.insert({
+		id,
+		thread_id: threadId,
+		thread_seq: seq,
+		dedupe_key: `k${seq}`,
+		type,
+		origin: "conv",
+		body: JSON.stringify({ id, type, thread_id: threadId, thread_seq: seq }),
+		created_at: clock.now(),
+	});
+	worker.wake();
+	return id;
+}
+
+/** Moves the manual clock and lets the attempts it triggered finish. */
+async function advance(ms: number) {
+	clock.advance(ms);
+	await worker.idle();
+}
+
+beforeEach(() => {
+	receiver = startReceiver();
+	outbox = createOutbox(openDb(":memory:"));
+	// Start at real time: receivers reject signatures with timestamps off by more than 5 minutes.
+	clock = createManualClock(Date.now());
+	seq = 0;
+});
+afterEach(async () => {
+	await worker.stop();
+	await receiver.stop();
+});
+
+describe("delivery", () => {
+	test("2xx delivers once, signed, with the stable id", async () => {
+		start();
+		const id = emit("th1");
+		await worker.idle();
+		expect(receiver.deliveries).toHaveLength(1);
+		expect(receiver.deliveries[0]?.verified).toBe(true);
+		expect(receiver.deliveries[0]?.headers["webhook-id"]).toBe(id);
+		expect(outbox.forThread("th1")[0]?.status).toBe("delivered");
+	});
+
+	test("failures retry exactly on the schedule (5 s, 30 s, 2 min), then dead-letter", async () => {
+		receiver.setMode({ status: 503 });
+		start([5, 30, 120]);
+		emit("th1");
+		await worker.idle();
+		expect(receiver.attempts()).toBe(1);
+		await advance(4_999);
+		expect(receiver.attempts()).toBe(1);
+		await advance(1);
+		expect(receiver.attempts()).toBe(2);
+		await advance(29_999);
+		expect(receiver.attempts()).toBe(2);
+		await advance(1);
+		expect(receiver.attempts()).toBe(3);
+		await advance(120_000);
+		expect(receiver.attempts()).toBe(4);
+		const [row] = outbox.forThread("th1");
+		expect(row?.status).toBe("dead");
+		expect(row?.last_error).toBe("HTTP 503");
+		await advance(3_600_000);
+		expect(receiver.attempts()).toBe(4);
+	});
+
+	test("a receiver down for a while gets everything afterwards, in order", async () => {
+		receiver.setMode({ status: 502 });
+		start([5, 30, 120, 600]);
+		emit("th1");
+		emit("th1");
+		emit("th2");
+		await worker.idle();
+		// One attempt per thread head: th1's second event waits behind its first.
+		expect(receiver.attempts()).toBe(2);
+		receiver.setMode("ok");
+		await advance(5_000);
+		expect(receiver.deliveries.map((d) => [d.body.thread_id, d.body.thread_seq])).toEqual([
+			["th1", 1],
+			["th2", 3],
+			["th1", 2],
+		]);
+	});
+
+	test("Retry-After wins when it asks for longer than the schedule", async () => {
+		receiver.setMode({ status: 429, retryAfter: "60" });
+		start([5, 30]);
+		emit("th1");
+		await worker.idle();
+		receiver.setMode("ok");
+		await advance(59_999);
+		expect(receiver.deliveries).toHaveLength(0);
+		await advance(1);
+		expect(receiver.deliveries).toHaveLength(1);
+	});
+
+	test("410 dead-letters at once and unblocks the thread's next event", async () => {
+		receiver.setMode({ status: 410 });
+		start();
+		emit("th1");
+		await worker.idle();
+		expect(outbox.forThread("th1")[0]?.status).toBe("dead");
+		receiver.setMode("ok");
+		emit("th1");
+		await worker.idle();
+		expect(receiver.deliveries.map((d) => d.body.thread_seq)).toEqual([2]);
+	});
+
+	test("without a hook URL events stay pending, nothing is sent", async () => {
+		worker = createDeliveryWorker(
+			{ url: undefined, token: undefined, secret: undefined, schedule: [5] },
+			{ outbox, clock, metrics: createMetrics(), log: silentLogger },
+		);
+		worker.start();
+		emit("th1");
+		await advance(60_000);
+		expect(receiver.attempts()).toBe(0);
+		expect(outbox.forThread("th1")[0]?.status).toBe("pending");
+	});
+
+	test("delivered rows are compacted after the retention period", async () => {
+		start();
+		emit("th1");
+		await worker.idle();
+		expect(outbox.forThread("th1")).toHaveLength(1);
+		await advance(8 * 24 * 3600_000);
+		expect(outbox.forThread("th1")).toHaveLength(0);
+	});
+});
