@@ -155,13 +155,17 @@ describe("derive from the captured projections", () => {
 		expect(
 			questionOptionValue(pending, request?.id as string, "color", "Red"),
 		).toBe("Red");
-		// The shell's pendingRuntimeRequest alone is enough to find it.
+		// The shell's pendingRuntimeRequest alone is enough to find it while it is pending…
 		expect(
-			pendingQuestion(projection, {
+			pendingQuestion(withPending(projection, request?.id as string), {
 				id: request?.id as string,
 				kind: "user_input",
 			})?.questions,
 		).toHaveLength(1);
+		// …but a shell lagging behind a projection that shows it resolved reports nothing.
+		expect(
+			pendingQuestion(projection, { id: request?.id as string, kind: "user_input" }),
+		).toBeNull();
 	});
 
 	it("a pending pre-release approval: prompt from the approval_request item", () => {
@@ -169,7 +173,7 @@ describe("derive from the captured projections", () => {
 		const request = projection.runtimeRequests.find(
 			(r) => r.kind === "command",
 		);
-		const q = pendingQuestion(projection, {
+		const q = pendingQuestion(withPending(projection, request?.id as string), {
 			id: request?.id as string,
 			kind: "command",
 		});
@@ -332,7 +336,7 @@ describe("derive from released-shape projections", () => {
 				status: "pending",
 				responseCapability: { type: "message" },
 			},
-			{ id: "req-a", kind: "file-change", status: "resolved" },
+			{ id: "req-a", kind: "file-change", status: "pending" },
 			{ id: "req-auth", kind: "auth_refresh", status: "pending" },
 		],
 		providerSessions: [],
@@ -419,3 +423,13 @@ describe("derive from released-shape projections", () => {
 		expect(cut.length).toBe(40);
 	});
 });
+
+/** A copy of the projection in which one runtime request is still pending. */
+function withPending(projection: ThreadProjection, requestId: string): ThreadProjection {
+	return {
+		...projection,
+		runtimeRequests: projection.runtimeRequests.map((r) =>
+			r.id === requestId ? { ...r, status: "pending" } : r,
+		),
+	};
+}
