@@ -36,7 +36,9 @@ async function main(argv: string[]): Promise<number> {
 			process.stdout.write(HELP);
 			return EXIT.ok;
 		default:
-			process.stderr.write(`t3code-mcp: unknown command "${command}"\n\n${HELP}`);
+			process.stderr.write(
+				`t3code-mcp: unknown command "${command}"\n\n${HELP}`,
+			);
 			return EXIT.usage;
 	}
 }
@@ -44,7 +46,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
 	(code) => process.exit(code),
 	(error) => {
-		process.stderr.write(`t3code-mcp: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+		process.stderr.write(
+			`t3code-mcp: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+		);
 		process.exit(EXIT.failure);
 	},
 );

@@ -43,7 +43,10 @@ export interface ServiceOptions {
 	retryScheduleS?: number[];
 }
 
-export function createServices(config: AppConfig, options: ServiceOptions): Services {
+export function createServices(
+	config: AppConfig,
+	options: ServiceOptions,
+): Services {
 	const { log } = options;
 	const metrics = createMetrics();
 	const db = openDb(config.server.statePath);
@@ -51,7 +54,8 @@ export function createServices(config: AppConfig, options: ServiceOptions): Serv
 	const fleet = createFleet(
 		config.machines,
 		options.machineFactory ??
-			((machine) => createMachine(machine, { log: log.child({ machine: machine.name }) })),
+			((machine) =>
+				createMachine(machine, { log: log.child({ machine: machine.name }) })),
 	);
 	const clock = options.clock ?? systemClock;
 	const threadDeps: ThreadDeps = {

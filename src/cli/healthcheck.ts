@@ -12,7 +12,9 @@ export async function runHealthcheck(env: Env = process.env): Promise<number> {
 		if (response.status === 200) return EXIT.ok;
 		process.stderr.write(`healthcheck: ${url} answered ${response.status}\n`);
 	} catch (error) {
-		process.stderr.write(`healthcheck: ${url} did not answer: ${(error as Error).message}\n`);
+		process.stderr.write(
+			`healthcheck: ${url} did not answer: ${(error as Error).message}\n`,
+		);
 	}
 	return EXIT.failure;
 }

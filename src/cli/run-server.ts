@@ -2,8 +2,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
 import type { Env } from "../config/env.ts";
+import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
 import type { AppConfig } from "../config/types.ts";
 import { startSim } from "../sim/index.ts";
 import { createLogger, type Logger } from "../util/log.ts";
@@ -15,7 +15,9 @@ async function load(env: Env): Promise<AppConfig | number> {
 		return await loadConfig({ env });
 	} catch (error) {
 		if (error instanceof ConfigError) {
-			process.stderr.write(`t3code-mcp: configuration error\n${error.message}\n`);
+			process.stderr.write(
+				`t3code-mcp: configuration error\n${error.message}\n`,
+			);
 			return EXIT.config;
 		}
 		throw error;
@@ -51,7 +53,11 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	const log = createLogger(config.server.logLevel);
 	for (const warning of configWarnings(config)) log.warn(warning);
 	const server = await startServer(config, { log });
-	log.info("listening", { url: server.mcpUrl, machines: config.machines.map((m) => m.name), config: config.file });
+	log.info("listening", {
+		url: server.mcpUrl,
+		machines: config.machines.map((m) => m.name),
+		config: config.file,
+	});
 	return runUntilSignal(signalled, server, log);
 }
 
@@ -88,7 +94,9 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 	}
 	const log = createLogger(config.server.logLevel);
 	const server = await startServer(config, { log });
-	const auth = config.server.token ? ` --header "Authorization: Bearer $T3CODE_MCP_TOKEN"` : "";
+	const auth = config.server.token
+		? ` --header "Authorization: Bearer $T3CODE_MCP_TOKEN"`
+		: "";
 	process.stdout.write(
 		[
 			"t3code-mcp demo is running.",

@@ -4,7 +4,11 @@
  */
 import type { AppConfig } from "../config/types.ts";
 import { createApp } from "../http/app.ts";
-import { createServices, type ServiceOptions, type Services } from "../services.ts";
+import {
+	createServices,
+	type ServiceOptions,
+	type Services,
+} from "../services.ts";
 import { VERSION } from "../version.ts";
 
 export interface RunningServer {
@@ -29,7 +33,9 @@ export async function startServer(
 		fetch: app.fetch,
 	});
 	services.start();
-	const host = config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host;
+	const host = config.server.host.includes(":")
+		? `[${config.server.host}]`
+		: config.server.host;
 	const shownHost = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
 	const url = `http://${shownHost}:${server.port}`;
 	let stopping: Promise<void> | undefined;
@@ -44,7 +50,10 @@ export async function startServer(
 				// Let waits that just returned flush their responses before the listener closes.
 				await new Promise((resolve) => setTimeout(resolve, 50));
 				// Graceful first; a request that still hangs after 3 s is cut.
-				await Promise.race([server.stop(false), new Promise((r) => setTimeout(r, 3_000))]);
+				await Promise.race([
+					server.stop(false),
+					new Promise((r) => setTimeout(r, 3_000)),
+				]);
 				await server.stop(true);
 				await services.stop();
 			})();

@@ -3,7 +3,11 @@
  * Retry-After, 410 and exhaustion to dead letters, per-thread order, compaction. No sleeping.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { startReceiver, TEST_SECRET, type Receiver } from "../../test/helpers/receiver.ts";
+import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../../test/helpers/receiver.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { openDb } from "../store/db.ts";
 import { createOutbox, type Outbox } from "../store/outbox.ts";
@@ -20,7 +24,13 @@ let seq = 0;
 function start(schedule = [5, 30, 120], url?: string) {
 	worker = createDeliveryWorker(
 		{ url: url ?? receiver.url, token: "t", secret: TEST_SECRET, schedule },
-		{ outbox, clock, random: () => 0.5, metrics: createMetrics(), log: silentLogger },
+		{
+			outbox,
+			clock,
+			random: () => 0.5,
+			metrics: createMetrics(),
+			log: silentLogger,
+		},
 	);
 	worker.start();
 }
@@ -105,7 +115,9 @@ describe("delivery", () => {
 		expect(receiver.attempts()).toBe(2);
 		receiver.setMode("ok");
 		await advance(5_000);
-		expect(receiver.deliveries.map((d) => [d.body.thread_id, d.body.thread_seq])).toEqual([
+		expect(
+			receiver.deliveries.map((d) => [d.body.thread_id, d.body.thread_seq]),
+		).toEqual([
 			["th1", 1],
 			["th2", 3],
 			["th1", 2],

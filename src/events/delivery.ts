@@ -42,7 +42,10 @@ export interface DeliveryWorker {
 
 const COMPACT_EVERY_MS = 3600_000;
 
-export function createDeliveryWorker(options: DeliveryOptions, deps: DeliveryDeps): DeliveryWorker {
+export function createDeliveryWorker(
+	options: DeliveryOptions,
+	deps: DeliveryDeps,
+): DeliveryWorker {
 	const concurrency = options.concurrency ?? 8;
 	const timeoutMs = options.timeoutMs ?? 10_000;
 	const retentionMs = options.retentionMs ?? 7 * 24 * 3600_000;
@@ -94,7 +97,13 @@ export function createDeliveryWorker(options: DeliveryOptions, deps: DeliveryDep
 		};
 		if (options.token) headers.authorization = `Bearer ${options.token}`;
 		if (row.origin !== null) headers["x-conversation-origin"] = row.origin;
-		if (options.secret) headers["webhook-signature"] = signWebhook(options.secret, row.id, timestampS, row.body);
+		if (options.secret)
+			headers["webhook-signature"] = signWebhook(
+				options.secret,
+				row.id,
+				timestampS,
+				row.body,
+			);
 		let status = 0;
 		let error: string;
 		let retryAfter: number | undefined;
@@ -107,30 +116,59 @@ export function createDeliveryWorker(options: DeliveryOptions, deps: DeliveryDep
 				signal: AbortSignal.timeout(timeoutMs),
 			});
 			status = response.status;
-			retryAfter = parseRetryAfter(response.headers.get("retry-after"), deps.clock.now());
+			retryAfter = parseRetryAfter(
+				response.headers.get("retry-after"),
+				deps.clock.now(),
+			);
 			await response.body?.cancel().catch(() => {});
 			error = `HTTP ${status}`;
 		} catch (cause) {
-			error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+			error =
+				cause instanceof Error
+					? `${cause.name}: ${cause.message}`
+					: String(cause);
 		}
 		const now = deps.clock.now();
 		if (status >= 200 && status < 300) {
 			deps.outbox.markDelivered(row.id, now);
 			deps.metrics.inc("t3code_mcp_events_delivered_total");
-			deps.metrics.inc("t3code_mcp_delivery_attempts_total", { result: "delivered" });
-			deps.metrics.observe("t3code_mcp_event_delivery_latency_seconds", (now - row.created_at) / 1000);
+			deps.metrics.inc("t3code_mcp_delivery_attempts_total", {
+				result: "delivered",
+			});
+			deps.metrics.observe(
+				"t3code_mcp_event_delivery_latency_seconds",
+				(now - row.created_at) / 1000,
+			);
 			return;
 		}
-		deps.metrics.inc("t3code_mcp_delivery_attempts_total", { result: status ? String(status) : "error" });
-		const delay = status === 410 ? null : retryDelayMs(options.schedule, row.attempts + 1, deps.random, retryAfter);
+		deps.metrics.inc("t3code_mcp_delivery_attempts_total", {
+			result: status ? String(status) : "error",
+		});
+		const delay =
+			status === 410
+				? null
+				: retryDelayMs(
+						options.schedule,
+						row.attempts + 1,
+						deps.random,
+						retryAfter,
+					);
 		if (delay === null) {
 			deps.outbox.markDead(row.id, error);
 			deps.metrics.inc("t3code_mcp_events_dead_total");
-			deps.log.warn("webhook event dead-lettered", { event: row.id, thread: row.thread_id, error });
+			deps.log.warn("webhook event dead-lettered", {
+				event: row.id,
+				thread: row.thread_id,
+				error,
+			});
 			return;
 		}
 		deps.outbox.markRetry(row.id, now + delay, error);
-		deps.log.info("webhook delivery failed; will retry", { event: row.id, error, retry_in_s: Math.round(delay / 1000) });
+		deps.log.info("webhook delivery failed; will retry", {
+			event: row.id,
+			error,
+			retry_in_s: Math.round(delay / 1000),
+		});
 	}
 
 	const compact = () => {

@@ -1,7 +1,11 @@
 /** The webhook body (CONTRACT.md "Events"). */
 import type { ProjectRef, QuestionShape } from "../threads/shapes.ts";
 
-export type EventType = "thread.completed" | "thread.interrupted" | "thread.failed" | "thread.question";
+export type EventType =
+	| "thread.completed"
+	| "thread.interrupted"
+	| "thread.failed"
+	| "thread.question";
 
 export interface EventBody {
 	id: string;

@@ -48,7 +48,14 @@ export function createEvents(deps: EventsDeps): Events {
 			secret: deps.settings.hookSecret,
 			schedule: deps.retryScheduleS ?? DEFAULT_SCHEDULE_S,
 		},
-		{ outbox, clock, fetch: deps.fetch, random: deps.random, metrics: deps.metrics, log: deps.log },
+		{
+			outbox,
+			clock,
+			fetch: deps.fetch,
+			random: deps.random,
+			metrics: deps.metrics,
+			log: deps.log,
+		},
 	);
 	const tracker = createTracker({
 		fleet: deps.fleet,

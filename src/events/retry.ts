@@ -6,7 +6,15 @@
 
 const HOUR_S = 3600;
 
-export const DEFAULT_SCHEDULE_S: number[] = [5, 30, 120, 600, 1800, HOUR_S, ...Array(66).fill(HOUR_S)];
+export const DEFAULT_SCHEDULE_S: number[] = [
+	5,
+	30,
+	120,
+	600,
+	1800,
+	HOUR_S,
+	...Array(66).fill(HOUR_S),
+];
 
 /** Delay before retry number `attempt` (1 = after the first failure), or null when exhausted. */
 export function retryDelayMs(
@@ -22,10 +30,14 @@ export function retryDelayMs(
 }
 
 /** `Retry-After` as seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now: number): number | undefined {
+export function parseRetryAfter(
+	value: string | null,
+	now: number,
+): number | undefined {
 	if (!value) return undefined;
 	const seconds = Number(value);
-	if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 6 * HOUR_S) * 1000;
+	if (Number.isFinite(seconds) && seconds >= 0)
+		return Math.min(seconds, 6 * HOUR_S) * 1000;
 	const date = Date.parse(value);
 	if (Number.isNaN(date)) return undefined;
 	return Math.min(Math.max(0, date - now), 6 * HOUR_S * 1000);

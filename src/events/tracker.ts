@@ -12,7 +12,6 @@ import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
 import type { Outbox } from "../store/outbox.ts";
 import type { ThreadRecord, ThreadStore } from "../store/threads.ts";
-import { T3Error } from "../t3/machine-api.ts";
 import {
 	capText,
 	finalAssistantMessage,
@@ -20,7 +19,12 @@ import {
 	runError,
 	runOutcome,
 } from "../t3/derive.ts";
-import { type ThreadProjection, type ThreadShell, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import { T3Error } from "../t3/machine-api.ts";
+import {
+	TERMINAL_RUN_STATUSES,
+	type ThreadProjection,
+	type ThreadShell,
+} from "../t3/model.ts";
 import { projectRef, questionShape } from "../threads/shapes.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId } from "./event.ts";
@@ -53,7 +57,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
 	const unsubscribes: (() => void)[] = [];
 	const running = new Map<string, { again: boolean; done: Promise<void> }>();
 
-	const machineOf = (record: ThreadRecord): FleetMachine | undefined => deps.fleet.get(record.machine);
+	const machineOf = (record: ThreadRecord): FleetMachine | undefined =>
+		deps.fleet.get(record.machine);
 
 	const check = (threadId: string) => {
 		const state = running.get(threadId);
@@ -79,7 +84,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
 
 	const checkMachine = (name: string) => {
 		for (const record of deps.threads.all()) {
-			if (record.watched === 1 && record.machine === name) check(record.thread_id);
+			if (record.watched === 1 && record.machine === name)
+				check(record.thread_id);
 		}
 	};
 
@@ -91,10 +97,12 @@ export function createTracker(deps: TrackerDeps): Tracker {
 					entry.machine.onChange((change) => {
 						if (change.kind === "thread") {
 							const record = deps.threads.get(change.thread.id);
-							if (record?.watched === 1 && record.machine === name) check(change.thread.id);
+							if (record?.watched === 1 && record.machine === name)
+								check(change.thread.id);
 						} else if (change.kind === "thread.removed") {
 							const record = deps.threads.get(change.threadId);
-							if (record?.watched === 1 && record.machine === name) check(change.threadId);
+							if (record?.watched === 1 && record.machine === name)
+								check(change.threadId);
 						} else if (change.kind === "synchronized") {
 							// Catch-up after (re)connect: compare persisted state with the fresh shell.
 							checkMachine(name);
@@ -103,7 +111,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
 				);
 			}
 			for (const entry of deps.fleet.list()) {
-				if (entry.machine.status().state === "online") checkMachine(entry.config.name);
+				if (entry.machine.status().state === "online")
+					checkMachine(entry.config.name);
 			}
 		},
 		stop() {
@@ -111,7 +120,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		},
 		check,
 		async idle() {
-			while (running.size) await Promise.all([...running.values()].map((r) => r.done));
+			while (running.size)
+				await Promise.all([...running.values()].map((r) => r.done));
 		},
 	};
 
@@ -145,7 +155,14 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		const fresh = deps.threads.get(threadId);
 		if (!fresh || fresh.watched !== 1) return;
 		const emitted = deps.db.transaction(() => {
-			const bodies = transitions(deps, entry, fresh, shell, projection, project);
+			const bodies = transitions(
+				deps,
+				entry,
+				fresh,
+				shell,
+				projection,
+				project,
+			);
 			for (const body of bodies) {
 				deps.outbox.insert({
 					id: body.id,
@@ -159,7 +176,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 				});
 			}
 			deps.threads.observe(threadId, seen(shell), deps.now());
-			deps.threads.setBaseline(threadId, watermark(projection, fresh.baseline_ordinal));
+			deps.threads.setBaseline(
+				threadId,
+				watermark(projection, fresh.baseline_ordinal),
+			);
 			return bodies.length;
 		})();
 		if (emitted) {
@@ -187,11 +207,22 @@ function transitions(
 	projection: ThreadProjection,
 	project: Parameters<typeof projectRef>[0],
 ): { id: string; dedupe: string; thread_seq: number; event: EventBody }[] {
-	const out: { id: string; dedupe: string; thread_seq: number; event: EventBody }[] = [];
+	const out: {
+		id: string;
+		dedupe: string;
+		thread_seq: number;
+		event: EventBody;
+	}[] = [];
 	const originOf = (runId: string, userMessageId: string | null) =>
-		(deps.dispatches.byRunId(runId) ?? (userMessageId ? deps.dispatches.byMessageId(userMessageId) : undefined))
-			?.origin ?? record.origin;
-	const base = (runId: string | null, runStatus: string | null, origin: string | null) => ({
+		(
+			deps.dispatches.byRunId(runId) ??
+			(userMessageId ? deps.dispatches.byMessageId(userMessageId) : undefined)
+		)?.origin ?? record.origin;
+	const base = (
+		runId: string | null,
+		runStatus: string | null,
+		origin: string | null,
+	) => ({
 		machine: entry.config.name,
 		thread_id: record.thread_id,
 		project: projectRef(project),
@@ -200,7 +231,10 @@ function transitions(
 		run_status: runStatus,
 		origin,
 	});
-	const push = (dedupe: string, build: (id: string, seq: number) => EventBody) => {
+	const push = (
+		dedupe: string,
+		build: (id: string, seq: number) => EventBody,
+	) => {
 		if (deps.outbox.has(record.thread_id, dedupe)) return;
 		const id = eventId();
 		const seq = deps.threads.nextSeq(record.thread_id);
@@ -208,8 +242,13 @@ function transitions(
 	};
 
 	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
-	const question = pendingQuestion(projection, shell.pendingRuntimeRequest ?? null);
-	const questionRun = question ? (runs.find((r) => r.id === shell.activeRunId) ?? runs.at(-1)) : undefined;
+	const question = pendingQuestion(
+		projection,
+		shell.pendingRuntimeRequest ?? null,
+	);
+	const questionRun = question
+		? (runs.find((r) => r.id === shell.activeRunId) ?? runs.at(-1))
+		: undefined;
 	for (const run of runs) {
 		if (run.ordinal <= record.baseline_ordinal) continue;
 		const outcome = runOutcome(run.status);
@@ -228,7 +267,9 @@ function transitions(
 	}
 	if (question) {
 		const createdAt =
-			shell.pendingRuntimeRequest?.id === question.request_id ? shell.pendingRuntimeRequest.createdAt : undefined;
+			shell.pendingRuntimeRequest?.id === question.request_id
+				? shell.pendingRuntimeRequest.createdAt
+				: undefined;
 		push(`request:${question.request_id}`, (id, seq) => ({
 			id,
 			type: "thread.question",
@@ -236,7 +277,9 @@ function transitions(
 			...base(
 				questionRun?.id ?? null,
 				questionRun?.status ?? null,
-				questionRun ? originOf(questionRun.id, questionRun.userMessageId) : record.origin,
+				questionRun
+					? originOf(questionRun.id, questionRun.userMessageId)
+					: record.origin,
 			),
 			thread_seq: seq,
 			message: null,
@@ -250,28 +293,49 @@ function transitions(
 /** Highest ordinal up to which every run is terminal: older runs can never produce events again. */
 function watermark(projection: ThreadProjection, current: number): number {
 	let mark = current;
-	for (const run of [...projection.runs].sort((a, b) => a.ordinal - b.ordinal)) {
+	for (const run of [...projection.runs].sort(
+		(a, b) => a.ordinal - b.ordinal,
+	)) {
 		if (run.ordinal <= mark) continue;
-		if (run.ordinal !== mark + 1 || !TERMINAL_RUN_STATUSES.has(run.status)) break;
+		if (run.ordinal !== mark + 1 || !TERMINAL_RUN_STATUSES.has(run.status))
+			break;
 		mark = run.ordinal;
 	}
 	return mark;
 }
 
 /** A watched thread that left the shell: stop watching it if T3 no longer has it. */
-async function forgetIfGone(deps: TrackerDeps, entry: FleetMachine, record: ThreadRecord): Promise<void> {
+async function forgetIfGone(
+	deps: TrackerDeps,
+	entry: FleetMachine,
+	record: ThreadRecord,
+): Promise<void> {
 	try {
 		const { projection } = await entry.machine.getThread(record.thread_id);
 		// Archived: nothing more will happen to it; stop watching quietly. Otherwise the shell
 		// simply has not listed it yet (a dispatch racing a reconnect): keep watching.
 		if (projection.thread.archivedAt || projection.thread.deletedAt) {
-			deps.threads.setWatched(record.thread_id, false, record.origin, deps.now());
-			deps.log.info("stopped watching an archived thread", { threadId: record.thread_id });
+			deps.threads.setWatched(
+				record.thread_id,
+				false,
+				record.origin,
+				deps.now(),
+			);
+			deps.log.info("stopped watching an archived thread", {
+				threadId: record.thread_id,
+			});
 		}
 	} catch (error) {
 		if (error instanceof T3Error && error.code === "NOT_FOUND") {
-			deps.threads.setWatched(record.thread_id, false, record.origin, deps.now());
-			deps.log.info("stopped watching a deleted thread", { threadId: record.thread_id });
+			deps.threads.setWatched(
+				record.thread_id,
+				false,
+				record.origin,
+				deps.now(),
+			);
+			deps.log.info("stopped watching a deleted thread", {
+				threadId: record.thread_id,
+			});
 			return;
 		}
 		throw error;

@@ -2,8 +2,9 @@
  * The configured T3 machines and their project allowlists. Everything outside the allowlist
  * does not exist for the connector: lookups here are the one place that rule is applied.
  */
-import type { MachineConfig } from "../config/types.ts";
+
 import { compileProjectMatcher } from "../config/fnmatch.ts";
+import type { MachineConfig } from "../config/types.ts";
 import type { Machine } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../t3/model.ts";
 
@@ -53,7 +54,8 @@ export function createFleet(
 		list: () => entries,
 		get: (name) => byName.get(name),
 		names: () => entries.map((e) => e.config.name),
-		projects: (entry) => entry.machine.projects().filter((p) => entry.allows(p)),
+		projects: (entry) =>
+			entry.machine.projects().filter((p) => entry.allows(p)),
 		project,
 		locate(threadId) {
 			for (const entry of entries) {

@@ -4,8 +4,13 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 
-export function ok<T extends Record<string, unknown>>(data: T, note?: string): CallToolResult {
-	const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(data) }];
+export function ok<T extends Record<string, unknown>>(
+	data: T,
+	note?: string,
+): CallToolResult {
+	const content: CallToolResult["content"] = [
+		{ type: "text", text: JSON.stringify(data) },
+	];
 	if (note) content.push({ type: "text", text: note });
 	return { content, structuredContent: data };
 }

@@ -24,7 +24,11 @@ export function buildServer(services: Services): McpServer {
 	return server;
 }
 
-function register(server: McpServer, tool: ToolDefinition, services: Services): void {
+function register(
+	server: McpServer,
+	tool: ToolDefinition,
+	services: Services,
+): void {
 	server.registerTool(
 		tool.name,
 		{
@@ -45,14 +49,17 @@ function register(server: McpServer, tool: ToolDefinition, services: Services): 
 				if (error instanceof ToolFailure) return toolError(error.message);
 				if (error instanceof T3Error) return toolError(error.message);
 				services.log.error("tool failed", { tool: tool.name, error });
-				return toolError(`${tool.name} failed unexpectedly; the server log has the details.`);
+				return toolError(
+					`${tool.name} failed unexpectedly; the server log has the details.`,
+				);
 			}
 		},
 	);
 }
 
 function toolContext(ctx: ServerContext): ToolContext {
-	const origin = ctx.http?.req?.headers.get("x-conversation-origin")?.trim() || null;
+	const origin =
+		ctx.http?.req?.headers.get("x-conversation-origin")?.trim() || null;
 	const token = ctx.mcpReq._meta?.progressToken;
 	let count = 0;
 	return {

@@ -6,23 +6,36 @@
 type Labels = Record<string, string>;
 
 const key = (name: string, labels: Labels) => {
-	const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, "_")}"`);
+	const parts = Object.entries(labels).map(
+		([k, v]) => `${k}="${v.replace(/["\\\n]/g, "_")}"`,
+	);
 	return parts.length ? `${name}{${parts.join(",")}}` : name;
 };
 
-const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const LATENCY_BUCKETS_S = [
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
 
 export interface Metrics {
 	inc(name: string, labels?: Labels, by?: number): void;
 	observe(name: string, seconds: number): void;
 	toolCall(tool: string, outcome: "ok" | "error"): void;
 	/** Prometheus text; `gauges` are computed by the caller at scrape time. */
-	render(gauges: { name: string; help: string; values: { labels: Labels; value: number }[] }[]): string;
+	render(
+		gauges: {
+			name: string;
+			help: string;
+			values: { labels: Labels; value: number }[];
+		}[],
+	): string;
 }
 
 export function createMetrics(): Metrics {
 	const counters = new Map<string, { name: string; value: number }>();
-	const histograms = new Map<string, { counts: number[]; sum: number; count: number }>();
+	const histograms = new Map<
+		string,
+		{ counts: number[]; sum: number; count: number }
+	>();
 	const help: Record<string, string> = {
 		t3code_mcp_tool_calls_total: "MCP tool calls by tool and outcome",
 		t3code_mcp_machine_reconnects_total: "WebSocket reconnects per machine",
@@ -30,7 +43,8 @@ export function createMetrics(): Metrics {
 		t3code_mcp_events_delivered_total: "Events delivered to the webhook",
 		t3code_mcp_events_dead_total: "Events dead-lettered",
 		t3code_mcp_delivery_attempts_total: "Webhook delivery attempts by result",
-		t3code_mcp_event_delivery_latency_seconds: "From event recorded to webhook 2xx",
+		t3code_mcp_event_delivery_latency_seconds:
+			"From event recorded to webhook 2xx",
 	};
 	const metrics: Metrics = {
 		inc(name, labels = {}, by = 1) {
@@ -40,7 +54,11 @@ export function createMetrics(): Metrics {
 			counters.set(k, entry);
 		},
 		observe(name, seconds) {
-			const h = histograms.get(name) ?? { counts: LATENCY_BUCKETS_S.map(() => 0), sum: 0, count: 0 };
+			const h = histograms.get(name) ?? {
+				counts: LATENCY_BUCKETS_S.map(() => 0),
+				sum: 0,
+				count: 0,
+			};
 			LATENCY_BUCKETS_S.forEach((le, i) => {
 				if (seconds <= le) h.counts[i] = (h.counts[i] ?? 0) + 1;
 			});
@@ -60,18 +78,33 @@ export function createMetrics(): Metrics {
 				byName.set(name, list);
 			}
 			for (const [name, list] of byName) {
-				lines.push(`# HELP ${name} ${help[name] ?? name}`, `# TYPE ${name} counter`, ...list);
+				lines.push(
+					`# HELP ${name} ${help[name] ?? name}`,
+					`# TYPE ${name} counter`,
+					...list,
+				);
 			}
 			for (const [name, h] of histograms) {
-				lines.push(`# HELP ${name} ${help[name] ?? name}`, `# TYPE ${name} histogram`);
+				lines.push(
+					`# HELP ${name} ${help[name] ?? name}`,
+					`# TYPE ${name} histogram`,
+				);
 				LATENCY_BUCKETS_S.forEach((le, i) => {
 					lines.push(`${name}_bucket{le="${le}"} ${h.counts[i]}`);
 				});
-				lines.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`);
+				lines.push(
+					`${name}_bucket{le="+Inf"} ${h.count}`,
+					`${name}_sum ${h.sum}`,
+					`${name}_count ${h.count}`,
+				);
 			}
 			for (const gauge of gauges) {
-				lines.push(`# HELP ${gauge.name} ${gauge.help}`, `# TYPE ${gauge.name} gauge`);
-				for (const v of gauge.values) lines.push(`${key(gauge.name, v.labels)} ${v.value}`);
+				lines.push(
+					`# HELP ${gauge.name} ${gauge.help}`,
+					`# TYPE ${gauge.name} gauge`,
+				);
+				for (const v of gauge.values)
+					lines.push(`${key(gauge.name, v.labels)} ${v.value}`);
 			}
 			return `${lines.join("\n")}\n`;
 		},

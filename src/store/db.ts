@@ -72,7 +72,9 @@ export function openDb(path: string): Db {
 }
 
 function migrate(db: Db): void {
-	const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+	const current = (
+		db.query("PRAGMA user_version").get() as { user_version: number }
+	).user_version;
 	for (let i = current; i < MIGRATIONS.length; i++) {
 		db.transaction(() => {
 			db.exec(MIGRATIONS[i] as string);

@@ -46,11 +46,20 @@ export function createDispatchStore(db: Db) {
 		insert: (d: Omit<DispatchRecord, "run_id" | "run_status" | "queued">) => {
 			insert.run(d);
 		},
-		byRequestId: (id: string): DispatchRecord | undefined => byRequest.get({ id }) ?? undefined,
-		latestForThread: (id: string): DispatchRecord | undefined => latest.get({ id }) ?? undefined,
-		byRunId: (id: string): DispatchRecord | undefined => byRun.get({ id }) ?? undefined,
-		byMessageId: (id: string): DispatchRecord | undefined => byMessage.get({ id }) ?? undefined,
-		setRun: (commandId: string, runId: string, status: string, queued: boolean) => {
+		byRequestId: (id: string): DispatchRecord | undefined =>
+			byRequest.get({ id }) ?? undefined,
+		latestForThread: (id: string): DispatchRecord | undefined =>
+			latest.get({ id }) ?? undefined,
+		byRunId: (id: string): DispatchRecord | undefined =>
+			byRun.get({ id }) ?? undefined,
+		byMessageId: (id: string): DispatchRecord | undefined =>
+			byMessage.get({ id }) ?? undefined,
+		setRun: (
+			commandId: string,
+			runId: string,
+			status: string,
+			queued: boolean,
+		) => {
 			setRun.run({ id: commandId, runId, status, queued: queued ? 1 : 0 });
 		},
 		remove: (commandId: string) => {

@@ -22,7 +22,9 @@ export function outboxStats(db: Db, now: number): OutboxStats {
 		.get();
 	return {
 		pending: row?.pending ?? 0,
-		oldestPendingS: row?.oldest ? Math.max(0, Math.round((now - row.oldest) / 1000)) : 0,
+		oldestPendingS: row?.oldest
+			? Math.max(0, Math.round((now - row.oldest) / 1000))
+			: 0,
 		dead: row?.dead ?? 0,
 		lastError: last?.last_error ?? null,
 	};

@@ -53,14 +53,29 @@ export function createOutbox(db: Db) {
 	const replayDead = db.query(
 		"UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = $now WHERE status = 'dead'",
 	);
-	const compact = db.query("DELETE FROM events WHERE status = 'delivered' AND delivered_at < $before");
+	const compact = db.query(
+		"DELETE FROM events WHERE status = 'delivered' AND delivered_at < $before",
+	);
 	const list = db.query<EventRow, { thread: string }>(
 		"SELECT * FROM events WHERE thread_id = $thread ORDER BY thread_seq",
 	);
 
 	return {
-		has: (threadId: string, dedupeKey: string) => exists.get({ thread: threadId, key: dedupeKey }) !== null,
-		insert: (row: Pick<EventRow, "id" | "thread_id" | "thread_seq" | "dedupe_key" | "type" | "origin" | "body" | "created_at">) => {
+		has: (threadId: string, dedupeKey: string) =>
+			exists.get({ thread: threadId, key: dedupeKey }) !== null,
+		insert: (
+			row: Pick<
+				EventRow,
+				| "id"
+				| "thread_id"
+				| "thread_seq"
+				| "dedupe_key"
+				| "type"
+				| "origin"
+				| "body"
+				| "created_at"
+			>,
+		) => {
 			insert.run(row);
 		},
 		due: (now: number, limit: number): EventRow[] => due.all({ now, limit }),

@@ -28,7 +28,9 @@ export interface ThreadUpsert {
 }
 
 export function createThreadStore(db: Db) {
-	const get = db.query<ThreadRecord, { id: string }>("SELECT * FROM threads WHERE thread_id = $id");
+	const get = db.query<ThreadRecord, { id: string }>(
+		"SELECT * FROM threads WHERE thread_id = $id",
+	);
 	const upsert = db.query(
 		`INSERT INTO threads (thread_id, machine, project_id, title, origin, watched, created_at, updated_at)
 		 VALUES ($threadId, $machine, $projectId, $title, $origin, $watched, $now, $now)
@@ -39,7 +41,9 @@ export function createThreadStore(db: Db) {
 	const setWatched = db.query(
 		"UPDATE threads SET watched = $watched, origin = $origin, updated_at = $now WHERE thread_id = $id",
 	);
-	const all = db.query<ThreadRecord, []>("SELECT * FROM threads ORDER BY created_at");
+	const all = db.query<ThreadRecord, []>(
+		"SELECT * FROM threads ORDER BY created_at",
+	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
 	const observe = db.query(
 		`UPDATE threads SET last_run_id = $runId, last_status = $status, last_request_id = $requestId,
@@ -58,7 +62,12 @@ export function createThreadStore(db: Db) {
 		upsert: (t: ThreadUpsert) => {
 			upsert.run({ ...t, watched: t.watched ? 1 : 0 });
 		},
-		setWatched: (id: string, watched: boolean, origin: string | null, now: number) => {
+		setWatched: (
+			id: string,
+			watched: boolean,
+			origin: string | null,
+			now: number,
+		) => {
 			setWatched.run({ id, watched: watched ? 1 : 0, origin, now });
 		},
 		remove: (id: string) => {
@@ -67,7 +76,12 @@ export function createThreadStore(db: Db) {
 		/** Remembers the last shell state seen, so a restart can tell what changed meanwhile. */
 		observe: (
 			id: string,
-			seen: { runId: string | null; status: string | null; requestId: string | null; title: string },
+			seen: {
+				runId: string | null;
+				status: string | null;
+				requestId: string | null;
+				title: string;
+			},
 			now: number,
 		) => {
 			observe.run({ id, ...seen, now });

@@ -30,12 +30,13 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 				: `Nothing is pending on thread "${args.thread_id}": no question or approval waits for an answer. Call t3_wait to follow the run.`,
 		);
 	}
-	const command: Record<string, unknown> & { type: string; commandId: string } = {
-		type: "runtime-request.respond",
-		commandId: deps.newId(),
-		threadId: args.thread_id,
-		requestId: question.request_id,
-	};
+	const command: Record<string, unknown> & { type: string; commandId: string } =
+		{
+			type: "runtime-request.respond",
+			commandId: deps.newId(),
+			threadId: args.thread_id,
+			requestId: question.request_id,
+		};
 	const custom: string[] = [];
 
 	if (question.kind === "approval") {
@@ -45,7 +46,9 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 			);
 		}
 		if (args.decision === undefined) {
-			throw new ToolFailure(`decision: required for the pending approval ("${question.prompt}"): "accept" or "decline".`);
+			throw new ToolFailure(
+				`decision: required for the pending approval ("${question.prompt}"): "accept" or "decline".`,
+			);
 		}
 		command.decision = args.decision;
 	} else {
@@ -58,18 +61,25 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		const ids = question.questions.map((q) => q.id);
 		const describe = () =>
 			question.questions
-				.map((q) => `"${q.id}" (${q.text}; options: ${q.options.map((o) => `"${o}"`).join(", ")}${q.multi_select ? "; several allowed" : ""})`)
+				.map(
+					(q) =>
+						`"${q.id}" (${q.text}; options: ${q.options.map((o) => `"${o}"`).join(", ")}${q.multi_select ? "; several allowed" : ""})`,
+				)
 				.join("; ");
 		for (const id of Object.keys(given)) {
 			if (!ids.includes(id)) {
-				throw new ToolFailure(`answers: unknown question id "${id}". Questions: ${describe()}.`);
+				throw new ToolFailure(
+					`answers: unknown question id "${id}". Questions: ${describe()}.`,
+				);
 			}
 		}
 		const wire: Record<string, string | string[]> = {};
 		for (const q of question.questions) {
 			const value = given[q.id];
 			if (value === undefined) {
-				throw new ToolFailure(`answers: missing an answer for question "${q.id}". Questions: ${describe()}.`);
+				throw new ToolFailure(
+					`answers: missing an answer for question "${q.id}". Questions: ${describe()}.`,
+				);
 			}
 			if (Array.isArray(value) && !q.multi_select) {
 				throw new ToolFailure(
@@ -78,7 +88,13 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 			}
 			const labels = Array.isArray(value) ? value : [value];
 			const mapped = labels.map((label) => {
-				if (q.options.includes(label)) return questionOptionValue(projection, question.request_id, q.id, label);
+				if (q.options.includes(label))
+					return questionOptionValue(
+						projection,
+						question.request_id,
+						q.id,
+						label,
+					);
 				if (!q.allow_custom) {
 					throw new ToolFailure(
 						`answers.${q.id}: "${label}" is not an option and this question allows no free text. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
@@ -94,5 +110,10 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 
 	await located.entry.machine.dispatch(command);
 	answered.add(question.request_id);
-	return { thread_id: args.thread_id, request_id: question.request_id, status: "sent" as const, custom };
+	return {
+		thread_id: args.thread_id,
+		request_id: question.request_id,
+		status: "sent" as const,
+		custom,
+	};
 }

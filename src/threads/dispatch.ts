@@ -3,15 +3,21 @@
  * existing one (`message.dispatch`), and return at once. Ids are minted once and stored with
  * the exact command before it is sent, so every retry re-sends the same command.
  */
-import { ToolFailure } from "../mcp/result.ts";
-import { findRunByMessageId, latestRun } from "../t3/derive.ts";
+
 import type { FleetMachine } from "../fleet/fleet.ts";
+import { ToolFailure } from "../mcp/result.ts";
+import type { DispatchRecord } from "../store/dispatches.ts";
+import { findRunByMessageId, latestRun } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
-import type { DispatchRecord } from "../store/dispatches.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
-import { chooseModel, requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
+import {
+	chooseModel,
+	requireOnline,
+	resolveMachine,
+	resolveProject,
+} from "./resolve.ts";
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
 
 /** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
@@ -44,7 +50,8 @@ export async function dispatch(
 	args: DispatchArgs,
 	origin: string | null,
 ): Promise<DispatchResult> {
-	if (args.prompt.trim() === "") throw new ToolFailure("prompt: must not be empty.");
+	if (args.prompt.trim() === "")
+		throw new ToolFailure("prompt: must not be empty.");
 	if (args.prompt.length > PROMPT_LIMIT) {
 		throw new ToolFailure(
 			`prompt: ${args.prompt.length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
@@ -59,14 +66,20 @@ export async function dispatch(
 		: continueThread(deps, args, args.thread_id, origin);
 }
 
-async function launch(deps: ThreadDeps, args: DispatchArgs, origin: string | null) {
+async function launch(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	origin: string | null,
+) {
 	if (args.machine === undefined) {
 		throw new ToolFailure(
 			`machine: required to start a new thread (one of: ${deps.fleet.names().join(", ")}). Pass thread_id instead to continue an existing thread.`,
 		);
 	}
 	if (args.project === undefined) {
-		throw new ToolFailure("project: required to start a new thread (a project id, title or path; see t3_projects).");
+		throw new ToolFailure(
+			"project: required to start a new thread (a project id, title or path; see t3_projects).",
+		);
 	}
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
@@ -95,7 +108,15 @@ async function launch(deps: ThreadDeps, args: DispatchArgs, origin: string | nul
 	const watched = args.watch ?? true;
 	const now = deps.now();
 	deps.db.transaction(() => {
-		deps.threads.upsert({ threadId, machine: entry.config.name, projectId: project.id, title, origin, watched, now });
+		deps.threads.upsert({
+			threadId,
+			machine: entry.config.name,
+			projectId: project.id,
+			title,
+			origin,
+			watched,
+			now,
+		});
 		deps.dispatches.insert({
 			command_id: input.commandId,
 			thread_id: threadId,
@@ -113,7 +134,12 @@ async function launch(deps: ThreadDeps, args: DispatchArgs, origin: string | nul
 	return finish(deps, entry, record, project, projection, watched);
 }
 
-async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: string, origin: string | null) {
+async function continueThread(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	threadId: string,
+	origin: string | null,
+) {
 	const located = await locateThread(deps, threadId);
 	const { entry, project } = located;
 	if (args.machine !== undefined && args.machine !== entry.config.name) {
@@ -121,7 +147,10 @@ async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: st
 			`machine: thread "${threadId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing thread_id.`,
 		);
 	}
-	if (args.project !== undefined && ![project.id, project.title, project.workspaceRoot].includes(args.project)) {
+	if (
+		args.project !== undefined &&
+		![project.id, project.title, project.workspaceRoot].includes(args.project)
+	) {
 		throw new ToolFailure(
 			`project: thread "${threadId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing thread_id.`,
 		);
@@ -129,7 +158,10 @@ async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: st
 	await requireOnline(entry);
 	const { projection } = await readDetail(located, true);
 	const thread = located.shell ?? projection.thread;
-	if (thread.runtimeMode !== undefined && thread.runtimeMode !== "full-access") {
+	if (
+		thread.runtimeMode !== undefined &&
+		thread.runtimeMode !== "full-access"
+	) {
 		await entry.machine.dispatch({
 			type: "thread.runtime-mode.set",
 			commandId: deps.newId(),
@@ -138,19 +170,25 @@ async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: st
 		});
 	}
 	const messageId = deps.newId();
-	const command: Record<string, unknown> & { type: string; commandId: string } = {
-		type: "message.dispatch",
-		commandId: deps.newId(),
-		threadId,
-		messageId,
-		text: args.prompt,
-		attachments: [],
-		createdBy: "user",
-		creationSource: "mcp",
-		dispatchMode: { type: "start_immediately" },
-	};
+	const command: Record<string, unknown> & { type: string; commandId: string } =
+		{
+			type: "message.dispatch",
+			commandId: deps.newId(),
+			threadId,
+			messageId,
+			text: args.prompt,
+			attachments: [],
+			createdBy: "user",
+			creationSource: "mcp",
+			dispatchMode: { type: "start_immediately" },
+		};
 	if (args.model !== undefined) {
-		command.modelSelection = chooseModel(entry, args.model, project, thread.modelSelection);
+		command.modelSelection = chooseModel(
+			entry,
+			args.model,
+			project,
+			thread.modelSelection,
+		);
 	}
 	const watched = args.watch ?? true;
 	const now = deps.now();
@@ -166,7 +204,8 @@ async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: st
 			now,
 		});
 		// Runs that finished before we first tracked this thread never produce events.
-		if (!known) deps.threads.setBaseline(threadId, latestRun(projection)?.ordinal ?? 0);
+		if (!known)
+			deps.threads.setBaseline(threadId, latestRun(projection)?.ordinal ?? 0);
 		deps.dispatches.insert({
 			command_id: command.commandId,
 			thread_id: threadId,
@@ -185,15 +224,30 @@ async function continueThread(deps: ThreadDeps, args: DispatchArgs, threadId: st
 }
 
 /** A client retry with a known request_id: re-send the stored command if it was never confirmed. */
-async function replay(deps: ThreadDeps, record: DispatchRecord): Promise<DispatchResult> {
+async function replay(
+	deps: ThreadDeps,
+	record: DispatchRecord,
+): Promise<DispatchResult> {
 	const entry = resolveMachine(deps, record.machine);
 	await requireOnline(entry);
 	const projection = await send(deps, entry, record, false);
 	const thread = deps.threads.get(record.thread_id);
 	const project =
 		deps.fleet.project(entry, projection.thread.projectId) ??
-		({ id: projection.thread.projectId, title: "", workspaceRoot: "", defaultModelSelection: null } as ProjectShell);
-	return finish(deps, entry, record, project, projection, thread ? thread.watched === 1 : true);
+		({
+			id: projection.thread.projectId,
+			title: "",
+			workspaceRoot: "",
+			defaultModelSelection: null,
+		} as ProjectShell);
+	return finish(
+		deps,
+		entry,
+		record,
+		project,
+		projection,
+		thread ? thread.watched === 1 : true,
+	);
 }
 
 /**
@@ -207,7 +261,10 @@ async function send(
 	record: DispatchRecord,
 	firstAttempt: boolean,
 ): Promise<ThreadProjection> {
-	const payload = JSON.parse(record.payload) as Record<string, unknown> & { commandId: string; type: string };
+	const payload = JSON.parse(record.payload) as Record<string, unknown> & {
+		commandId: string;
+		type: string;
+	};
 	try {
 		if (record.kind === "launch") {
 			const result = await entry.machine.launchThread(payload);
@@ -216,14 +273,19 @@ async function send(
 		await entry.machine.dispatch(payload);
 		return (await entry.machine.getThread(record.thread_id)).projection;
 	} catch (error) {
-		if (error instanceof T3Error && (error.code === "REJECTED" || error.code === "DEFECT")) {
+		if (
+			error instanceof T3Error &&
+			(error.code === "REJECTED" || error.code === "DEFECT")
+		) {
 			if (firstAttempt) {
 				deps.db.transaction(() => {
 					deps.dispatches.remove(record.command_id);
 					if (record.kind === "launch") deps.threads.remove(record.thread_id);
 				})();
 			}
-			throw new ToolFailure(`Machine "${entry.config.name}" refused the dispatch: ${error.message}`);
+			throw new ToolFailure(
+				`Machine "${entry.config.name}" refused the dispatch: ${error.message}`,
+			);
 		}
 		if (error instanceof T3Error) {
 			throw new ToolFailure(
@@ -243,7 +305,13 @@ function finish(
 	watched: boolean,
 ): DispatchResult {
 	const run = findRunByMessageId(projection, record.message_id);
-	if (run) deps.dispatches.setRun(record.command_id, run.id, run.status, run.status === "queued");
+	if (run)
+		deps.dispatches.setRun(
+			record.command_id,
+			run.id,
+			run.status,
+			run.status === "queued",
+		);
 	return {
 		thread_id: record.thread_id,
 		machine: entry.config.name,

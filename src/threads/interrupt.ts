@@ -15,11 +15,17 @@ export async function interrupt(deps: ThreadDeps, threadId: string) {
 	const shell = located.shell ?? projection.thread;
 	const active = shell.activeRunId
 		? projection.runs.find((r) => r.id === shell.activeRunId)
-		: projection.runs.filter((r) => BUSY_RUN_STATUSES.has(r.status) && r.status !== "queued").at(-1);
+		: projection.runs
+				.filter((r) => BUSY_RUN_STATUSES.has(r.status) && r.status !== "queued")
+				.at(-1);
 	if (!active) {
 		const latest = latestRun(projection);
 		return {
-			result: { thread_id: threadId, run_id: latest?.id ?? null, run_status: latest?.status ?? "idle" },
+			result: {
+				thread_id: threadId,
+				run_id: latest?.id ?? null,
+				run_status: latest?.status ?? "idle",
+			},
 			note: `Nothing to interrupt: thread "${threadId}" has no active run${latest ? ` (latest run is ${latest.status})` : ""}.`,
 		};
 	}
@@ -42,7 +48,11 @@ export async function interrupt(deps: ThreadDeps, threadId: string) {
 	const after = (await located.entry.machine.getThread(threadId)).projection;
 	const run = after.runs.find((r) => r.id === active.id);
 	return {
-		result: { thread_id: threadId, run_id: active.id, run_status: run?.status ?? active.status },
+		result: {
+			thread_id: threadId,
+			run_id: active.id,
+			run_status: run?.status ?? active.status,
+		},
 		note: undefined,
 	};
 }

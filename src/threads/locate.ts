@@ -3,8 +3,9 @@
  * we track but the shell no longer lists, e.g. archived) the machine's HTTP thread route.
  * Threads of projects outside the allowlist are reported exactly like unknown ones.
  */
-import { ToolFailure } from "../mcp/result.ts";
+
 import type { FleetMachine } from "../fleet/fleet.ts";
+import { ToolFailure } from "../mcp/result.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadDetail, ThreadShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -36,30 +37,53 @@ export function notFound(deps: ThreadDeps, threadId: string): ToolFailure {
 
 /** Waits (bounded) for machines still connecting, so a call right after start-up sees their shells. */
 async function settleConnecting(deps: ThreadDeps): Promise<void> {
-	const connecting = deps.fleet.list().filter((e) => e.machine.status().state === "connecting");
-	await Promise.all(connecting.map((e) => e.machine.ready(READY_WAIT_MS).catch(() => {})));
+	const connecting = deps.fleet
+		.list()
+		.filter((e) => e.machine.status().state === "connecting");
+	await Promise.all(
+		connecting.map((e) => e.machine.ready(READY_WAIT_MS).catch(() => {})),
+	);
 }
 
-export async function locateThread(deps: ThreadDeps, threadId: string): Promise<LocatedThread> {
+export async function locateThread(
+	deps: ThreadDeps,
+	threadId: string,
+): Promise<LocatedThread> {
 	let found = deps.fleet.locate(threadId);
 	if (!found) {
 		await settleConnecting(deps);
 		found = deps.fleet.locate(threadId);
 	}
 	if (found) {
-		return { entry: found.entry, threadId, shell: found.thread, project: found.project };
+		return {
+			entry: found.entry,
+			threadId,
+			shell: found.thread,
+			project: found.project,
+		};
 	}
 	const record = deps.threads.get(threadId);
 	const candidates = record
-		? [deps.fleet.get(record.machine)].filter((e): e is FleetMachine => e !== undefined)
+		? [deps.fleet.get(record.machine)].filter(
+				(e): e is FleetMachine => e !== undefined,
+			)
 		: deps.fleet.list();
 	for (const entry of candidates) {
 		if (entry.machine.status().state !== "online") continue;
 		try {
 			const detail = await entry.machine.getThread(threadId);
-			const project = deps.fleet.project(entry, detail.projection.thread.projectId);
+			const project = deps.fleet.project(
+				entry,
+				detail.projection.thread.projectId,
+			);
 			if (!project) continue;
-			return { entry, threadId, shell: entry.machine.thread(threadId), project, detail };
+			return {
+				entry,
+				threadId,
+				shell: entry.machine.thread(threadId),
+				project,
+				detail,
+			};
 		} catch (error) {
 			if (error instanceof T3Error && error.code === "NOT_FOUND") continue;
 			throw error;
@@ -69,7 +93,10 @@ export async function locateThread(deps: ThreadDeps, threadId: string): Promise<
 }
 
 /** Reads the full thread, reusing what the lookup already fetched. */
-export async function readDetail(located: LocatedThread, fresh = false): Promise<ThreadDetail> {
+export async function readDetail(
+	located: LocatedThread,
+	fresh = false,
+): Promise<ThreadDetail> {
 	if (located.detail && !fresh) return located.detail;
 	located.detail = await located.entry.machine.getThread(located.threadId);
 	return located.detail;

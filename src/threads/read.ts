@@ -1,5 +1,10 @@
 /** `t3_thread`: one thread's state, latest run and the last runs' messages, tools and files. */
-import { capText, pendingQuestion, runDetails, runError } from "../t3/derive.ts";
+import {
+	capText,
+	pendingQuestion,
+	runDetails,
+	runError,
+} from "../t3/derive.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import { projectRef, questionShape } from "./shapes.ts";
@@ -8,7 +13,11 @@ import { projectRef, questionShape } from "./shapes.ts";
 const RESULT_BUDGET_CHARS = 60_000;
 const TEXT_CAPS = [8_000, 2_000, 500];
 
-export async function readThread(deps: ThreadDeps, threadId: string, turns: number) {
+export async function readThread(
+	deps: ThreadDeps,
+	threadId: string,
+	turns: number,
+) {
 	const located = await locateThread(deps, threadId);
 	const { projection } = await readDetail(located);
 	const thread = located.shell ?? projection.thread;
@@ -46,8 +55,14 @@ export async function readThread(deps: ThreadDeps, threadId: string, turns: numb
 				id: run.id,
 				ordinal: run.ordinal,
 				status: run.status,
-				messages: details.messages.map((m) => ({ role: m.role, text: capText(m.text, cap) })),
-				tools: details.tools.map((t) => ({ ...t, title: t.title === null ? null : capText(t.title, 300) })),
+				messages: details.messages.map((m) => ({
+					role: m.role,
+					text: capText(m.text, cap),
+				})),
+				tools: details.tools.map((t) => ({
+					...t,
+					title: t.title === null ? null : capText(t.title, 300),
+				})),
 				files: details.files,
 			};
 		}),

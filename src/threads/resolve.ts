@@ -28,12 +28,20 @@ export async function requireOnline(entry: FleetMachine): Promise<void> {
 }
 
 /** Matches a project id, title or workspace root among the machine's allowlisted projects. */
-export function resolveProject(deps: ThreadDeps, entry: FleetMachine, ref: string): ProjectShell {
+export function resolveProject(
+	deps: ThreadDeps,
+	entry: FleetMachine,
+	ref: string,
+): ProjectShell {
 	const visible = deps.fleet.projects(entry);
-	const matches = visible.filter((p) => p.id === ref || p.title === ref || p.workspaceRoot === ref);
+	const matches = visible.filter(
+		(p) => p.id === ref || p.title === ref || p.workspaceRoot === ref,
+	);
 	if (matches.length === 1) return matches[0] as ProjectShell;
 	const list = (ps: ProjectShell[]) =>
-		ps.map((p) => `"${p.title}" (id ${p.id}, path ${p.workspaceRoot})`).join("; ");
+		ps
+			.map((p) => `"${p.title}" (id ${p.id}, path ${p.workspaceRoot})`)
+			.join("; ");
 	if (matches.length > 1) {
 		throw new ToolFailure(
 			`Project "${ref}" is ambiguous on machine "${entry.config.name}": ${list(matches)}. Pass the project id instead.`,
@@ -47,7 +55,9 @@ export function resolveProject(deps: ThreadDeps, entry: FleetMachine, ref: strin
 }
 
 /** Splits "<providerInstance>/<model>" on the first "/". */
-export function parseModel(value: string): { instanceId: string; model: string } | undefined {
+export function parseModel(
+	value: string,
+): { instanceId: string; model: string } | undefined {
 	const slash = value.indexOf("/");
 	if (slash <= 0 || slash === value.length - 1) return undefined;
 	return { instanceId: value.slice(0, slash), model: value.slice(slash + 1) };
@@ -72,12 +82,22 @@ export function chooseModel(
 			);
 		}
 	} else {
-		base = entry.config.model ?? current ?? project?.defaultModelSelection ?? undefined;
+		base =
+			entry.config.model ??
+			current ??
+			project?.defaultModelSelection ??
+			undefined;
 	}
 	if (!base) return undefined;
-	const selection: ModelSelection = { instanceId: base.instanceId, model: base.model };
+	const selection: ModelSelection = {
+		instanceId: base.instanceId,
+		model: base.model,
+	};
 	const options = entry.config.options;
-	if (options.length && entry.config.model?.instanceId === selection.instanceId) {
+	if (
+		options.length &&
+		entry.config.model?.instanceId === selection.instanceId
+	) {
 		selection.options = options;
 	}
 	return selection;

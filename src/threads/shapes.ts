@@ -12,7 +12,9 @@ export function projectRef(project: ProjectShell): ProjectRef {
 	return { id: project.id, title: project.title, path: project.workspaceRoot };
 }
 
-export function modelName(selection: ModelSelection | null | undefined): string | null {
+export function modelName(
+	selection: ModelSelection | null | undefined,
+): string | null {
 	return selection ? `${selection.instanceId}/${selection.model}` : null;
 }
 
@@ -26,7 +28,9 @@ export function titleFromPrompt(prompt: string): string {
 export type QuestionShape = Omit<PendingQuestionView, "request_kind">;
 
 /** The contract's `question` object (without the raw request kind the derivation keeps). */
-export function questionShape(view: PendingQuestionView | null): QuestionShape | null {
+export function questionShape(
+	view: PendingQuestionView | null,
+): QuestionShape | null {
 	if (!view) return null;
 	const { request_kind: _, ...question } = view;
 	return question;

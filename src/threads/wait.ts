@@ -18,7 +18,12 @@ import type { ThreadDeps } from "./deps.ts";
 import { type LocatedThread, locateThread } from "./locate.ts";
 import { type QuestionShape, questionShape } from "./shapes.ts";
 
-export type WaitOutcome = "completed" | "interrupted" | "failed" | "question" | "timeout";
+export type WaitOutcome =
+	| "completed"
+	| "interrupted"
+	| "failed"
+	| "question"
+	| "timeout";
 
 export type WaitResult = {
 	thread_id: string;
@@ -49,7 +54,9 @@ export async function waitForThreads(
 	options: WaitOptions,
 ): Promise<WaitResult> {
 	const started = deps.now();
-	const located = await Promise.all(threadIds.map((id) => locateThread(deps, id)));
+	const located = await Promise.all(
+		threadIds.map((id) => locateThread(deps, id)),
+	);
 	const byId = new Map(located.map((l) => [l.threadId, l]));
 	const elapsed = () => Math.round((deps.now() - started) / 100) / 10;
 
@@ -73,7 +80,10 @@ export async function waitForThreads(
 			return {
 				thread_id: first.threadId,
 				outcome: "timeout",
-				run_id: deps.dispatches.latestForThread(first.threadId)?.run_id ?? shell?.latestRunId ?? null,
+				run_id:
+					deps.dispatches.latestForThread(first.threadId)?.run_id ??
+					shell?.latestRunId ??
+					null,
 				run_status: shell?.status ?? null,
 				message: null,
 				error: null,
@@ -114,14 +124,20 @@ export async function waitForThreads(
 						if (byId.has(change.thread.id)) check(change.thread.id);
 					} else if (change.kind === "thread.removed") {
 						if (byId.has(change.threadId)) check(change.threadId);
-					} else if (change.kind === "snapshot" || change.kind === "synchronized") {
+					} else if (
+						change.kind === "snapshot" ||
+						change.kind === "synchronized"
+					) {
 						for (const l of located) if (l.entry === entry) check(l.threadId);
 					}
 				}),
 			);
 		}
 
-		const timer = setTimeout(() => finish(timeoutResult()), options.timeoutS * 1000);
+		const timer = setTimeout(
+			() => finish(timeoutResult()),
+			options.timeoutS * 1000,
+		);
 		cleanups.push(() => clearTimeout(timer));
 
 		for (const signal of [options.signal, deps.shutdown]) {
@@ -170,10 +186,17 @@ async function evaluate(
 		return null;
 	}
 	const { projection } = await loc.entry.machine.getThread(loc.threadId);
-	const run = dispatch ? findRunByMessageId(projection, dispatch.message_id) : latestRun(projection);
+	const run = dispatch
+		? findRunByMessageId(projection, dispatch.message_id)
+		: latestRun(projection);
 	if (!run) return null;
 	if (dispatch && dispatch.run_id !== run.id) {
-		deps.dispatches.setRun(dispatch.command_id, run.id, run.status, run.status === "queued");
+		deps.dispatches.setRun(
+			dispatch.command_id,
+			run.id,
+			run.status,
+			run.status === "queued",
+		);
 	}
 	const outcome = runOutcome(run.status);
 	if (outcome) {
@@ -188,7 +211,12 @@ async function evaluate(
 			question: null,
 		};
 	}
-	const question = pendingQuestion(projection, shell?.pendingRuntimeRequest ?? projection.thread.pendingRuntimeRequest ?? null);
+	const question = pendingQuestion(
+		projection,
+		shell?.pendingRuntimeRequest ??
+			projection.thread.pendingRuntimeRequest ??
+			null,
+	);
 	if (question) {
 		return {
 			thread_id: loc.threadId,

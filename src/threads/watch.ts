@@ -18,7 +18,9 @@ export function listTracked(deps: ThreadDeps) {
 	const watched: WatchedThread[] = [];
 	const unwatched: WatchedThread[] = [];
 	for (const record of deps.threads.all()) {
-		const shell = deps.fleet.get(record.machine)?.machine.thread(record.thread_id);
+		const shell = deps.fleet
+			.get(record.machine)
+			?.machine.thread(record.thread_id);
 		const row = {
 			thread_id: record.thread_id,
 			machine: record.machine,
@@ -60,10 +62,18 @@ export async function setWatch(
 		const { projection } = await readDetail(located);
 		deps.db.transaction(() => {
 			deps.threads.setWatched(threadId, true, origin ?? record.origin, now);
-			deps.threads.setBaseline(threadId, Math.max(record.baseline_ordinal, settledOrdinal(projection)));
+			deps.threads.setBaseline(
+				threadId,
+				Math.max(record.baseline_ordinal, settledOrdinal(projection)),
+			);
 		})();
 	} else {
-		deps.threads.setWatched(threadId, enabled, enabled ? (origin ?? record.origin) : record.origin, now);
+		deps.threads.setWatched(
+			threadId,
+			enabled,
+			enabled ? (origin ?? record.origin) : record.origin,
+			now,
+		);
 	}
 	if (enabled) onWatched(threadId);
 	return { thread_id: threadId, watched: enabled };

@@ -1,7 +1,11 @@
 /** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
 import { z } from "zod";
 
-export const projectRefSchema = z.object({ id: z.string(), title: z.string(), path: z.string() });
+export const projectRefSchema = z.object({
+	id: z.string(),
+	title: z.string(),
+	path: z.string(),
+});
 
 export const questionSchema = z
 	.object({

@@ -2,7 +2,10 @@
  * The shape of one MCP tool: its public definition (name, title, description, schemas,
  * annotations) beside a thin handler. `src/mcp/server.ts` registers the list.
  */
-import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
+import type {
+	CallToolResult,
+	ToolAnnotations,
+} from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Services } from "../services.ts";
 
@@ -15,14 +18,21 @@ export interface ToolContext {
 	progress?: (message: string) => Promise<void>;
 }
 
-export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+export interface ToolDefinition<
+	I extends z.ZodObject = z.ZodObject,
+	O extends z.ZodObject = z.ZodObject,
+> {
 	name: string;
 	title: string;
 	description: string;
 	inputSchema: I;
 	outputSchema: O;
 	annotations: ToolAnnotations;
-	handler(args: z.infer<I>, ctx: ToolContext, services: Services): Promise<CallToolResult>;
+	handler(
+		args: z.infer<I>,
+		ctx: ToolContext,
+		services: Services,
+	): Promise<CallToolResult>;
 }
 
 /** Keeps each tool's handler typed by its own schema while the list stays homogeneous. */

@@ -36,7 +36,9 @@ export function createManualClock(start = Date.UTC(2026, 10, 29, 12)): Clock & {
 			const target = now + ms;
 			for (;;) {
 				let next: [number, { at: number; fn: () => void }] | undefined;
-				for (const entry of timers) if (entry[1].at <= target && (!next || entry[1].at < next[1].at)) next = entry;
+				for (const entry of timers)
+					if (entry[1].at <= target && (!next || entry[1].at < next[1].at))
+						next = entry;
 				if (!next) break;
 				timers.delete(next[0]);
 				now = next[1].at;

@@ -14,13 +14,19 @@ export interface Logger {
 	child(fields: Record<string, unknown>): Logger;
 }
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const ORDER: Record<LogLevel, number> = {
+	debug: 10,
+	info: 20,
+	warn: 30,
+	error: 40,
+};
 const SECRET_KEY = /token|secret|authorization|ticket|password/i;
 
 function redact(fields: Record<string, unknown>): Record<string, unknown> {
 	const out: Record<string, unknown> = {};
 	for (const [key, value] of Object.entries(fields)) {
-		if (SECRET_KEY.test(key) && typeof value === "string") out[key] = "[redacted]";
+		if (SECRET_KEY.test(key) && typeof value === "string")
+			out[key] = "[redacted]";
 		else if (value instanceof Error) out[key] = value.message;
 		else out[key] = value;
 	}
@@ -33,7 +39,11 @@ export function createLogger(
 	base: Record<string, unknown> = {},
 ): Logger {
 	const min = ORDER[level];
-	const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+	const emit = (
+		lvl: LogLevel,
+		msg: string,
+		fields?: Record<string, unknown>,
+	) => {
 		if (ORDER[lvl] < min) return;
 		write(
 			JSON.stringify({

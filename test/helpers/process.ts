@@ -33,7 +33,9 @@ export interface ProcessOptions {
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-export async function startServerProcess(options: ProcessOptions): Promise<ServerProcess> {
+export async function startServerProcess(
+	options: ProcessOptions,
+): Promise<ServerProcess> {
 	const file = join(options.dir, "t3code.toml");
 	const env: Record<string, string> = {
 		PATH: process.env.PATH ?? "",
@@ -58,14 +60,24 @@ export async function startServerProcess(options: ProcessOptions): Promise<Serve
 		);
 	}
 	writeFileSync(file, lines.join("\n"));
-	const port = options.env?.T3CODE_MCP_PORT ? Number(options.env.T3CODE_MCP_PORT) : await freePort();
+	const port = options.env?.T3CODE_MCP_PORT
+		? Number(options.env.T3CODE_MCP_PORT)
+		: await freePort();
 	env.T3CODE_MCP_PORT = String(port);
-	const proc = Bun.spawn(options.command ?? [process.execPath, "run", join(ROOT, "src/index.ts"), "serve"], {
-		cwd: options.dir,
-		env,
-		stdout: "pipe",
-		stderr: "pipe",
-	});
+	const proc = Bun.spawn(
+		options.command ?? [
+			process.execPath,
+			"run",
+			join(ROOT, "src/index.ts"),
+			"serve",
+		],
+		{
+			cwd: options.dir,
+			env,
+			stdout: "pipe",
+			stderr: "pipe",
+		},
+	);
 	let errText = "";
 	void (async () => {
 		const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
@@ -79,7 +91,8 @@ export async function startServerProcess(options: ProcessOptions): Promise<Serve
 	const url = `http://127.0.0.1:${port}`;
 	const deadline = Date.now() + 15_000;
 	for (;;) {
-		if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${errText}`);
+		if (proc.exitCode !== null)
+			throw new Error(`server exited with ${proc.exitCode}: ${errText}`);
 		try {
 			const response = await fetch(`${url}/healthz`);
 			if (response.status === 200) break;

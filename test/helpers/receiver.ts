@@ -11,7 +11,10 @@ export interface Delivery {
 	verified: boolean;
 }
 
-export type ReceiverMode = "ok" | "hang" | { status: number; retryAfter?: string };
+export type ReceiverMode =
+	| "ok"
+	| "hang"
+	| { status: number; retryAfter?: string };
 
 export interface Receiver {
 	url: string;
@@ -39,10 +42,14 @@ export function startReceiver(secret: string = TEST_SECRET): Receiver {
 			attempts++;
 			const raw = await request.text();
 			if (mode === "hang") {
-				return new Promise<Response>((resolve) => hanging.push(() => resolve(new Response("late", { status: 503 }))));
+				return new Promise<Response>((resolve) =>
+					hanging.push(() => resolve(new Response("late", { status: 503 }))),
+				);
 			}
 			if (mode !== "ok") {
-				const headers: Record<string, string> = mode.retryAfter ? { "retry-after": mode.retryAfter } : {};
+				const headers: Record<string, string> = mode.retryAfter
+					? { "retry-after": mode.retryAfter }
+					: {};
 				return new Response("no", { status: mode.status, headers });
 			}
 			const headers = Object.fromEntries(request.headers.entries());

@@ -5,9 +5,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+	Client,
+	StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
-import type { AppConfig, MachineConfig, ServerSettings } from "../../src/config/types.ts";
+import type {
+	AppConfig,
+	MachineConfig,
+	ServerSettings,
+} from "../../src/config/types.ts";
 import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
 import type { Clock } from "../../src/util/clock.ts";
 import { silentLogger } from "../../src/util/log.ts";
@@ -43,13 +50,20 @@ export interface Stack {
 	sim(name?: string): Sim;
 	statePath: string;
 	dir: string;
-	client(options?: { era?: Era; headers?: Record<string, string> }): Promise<Client>;
+	client(options?: {
+		era?: Era;
+		headers?: Record<string, string>;
+	}): Promise<Client>;
 	/** Stops the server only (sims and state stay), for restart tests. */
 	stopServer(): Promise<void>;
 	stop(): Promise<void>;
 }
 
-export function machineConfig(spec: MachineSpec, url: string, token: string | undefined): MachineConfig {
+export function machineConfig(
+	spec: MachineSpec,
+	url: string,
+	token: string | undefined,
+): MachineConfig {
 	const slash = spec.model?.indexOf("/") ?? -1;
 	return {
 		name: spec.name,
@@ -59,7 +73,10 @@ export function machineConfig(spec: MachineSpec, url: string, token: string | un
 		projects: spec.projects ?? ["*"],
 		model:
 			spec.model && slash > 0
-				? { instanceId: spec.model.slice(0, slash), model: spec.model.slice(slash + 1) }
+				? {
+						instanceId: spec.model.slice(0, slash),
+						model: spec.model.slice(slash + 1),
+					}
 				: { instanceId: "claudeAgent", model: "claude-opus-5" },
 		options: spec.options ?? [],
 	};
@@ -127,7 +144,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 				era === "modern" ? { versionNegotiation: { mode: "auto" } } : {},
 			);
 			const token = server.services.config.server.token;
-			const authorization: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+			const authorization: Record<string, string> = token
+				? { Authorization: `Bearer ${token}` }
+				: {};
 			await client.connect(
 				new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
 					requestInit: { headers: { ...authorization, ...headers } },
@@ -147,15 +166,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		},
 	};
 	// Restart support: a new server on the same state file and machines.
-	(stack as Stack & { restartServer: () => Promise<void> }).restartServer = async () => {
-		await server.stop();
-		server = await startServer(makeConfig(), serviceOptions);
-	};
+	(stack as Stack & { restartServer: () => Promise<void> }).restartServer =
+		async () => {
+			await server.stop();
+			server = await startServer(makeConfig(), serviceOptions);
+		};
 	return stack;
 }
 
 export async function restartServer(stack: Stack): Promise<void> {
-	await (stack as Stack & { restartServer: () => Promise<void> }).restartServer();
+	await (
+		stack as Stack & { restartServer: () => Promise<void> }
+	).restartServer();
 }
 
 export interface CallOutcome<T = Record<string, unknown>> {
@@ -170,19 +192,30 @@ export async function callTool<T = Record<string, unknown>>(
 	args: Record<string, unknown> = {},
 	options: { onprogress?: (p: unknown) => void; signal?: AbortSignal } = {},
 ): Promise<CallOutcome<T>> {
-	const result = await client.callTool({ name, arguments: args }, {
-		onprogress: options.onprogress,
-		resetTimeoutOnProgress: true,
-		timeout: 60_000,
-		signal: options.signal,
-	});
+	const result = await client.callTool(
+		{ name, arguments: args },
+		{
+			onprogress: options.onprogress,
+			resetTimeoutOnProgress: true,
+			timeout: 60_000,
+			signal: options.signal,
+		},
+	);
 	const content = (result.content ?? []) as { type: string; text?: string }[];
 	const text = content.map((c) => c.text ?? "").join("\n");
-	return { isError: result.isError === true, data: (result.structuredContent ?? {}) as T, text };
+	return {
+		isError: result.isError === true,
+		data: (result.structuredContent ?? {}) as T,
+		text,
+	};
 }
 
 /** Polls a condition (for state that has no event to await), bounded by a deadline. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition") {
+export async function until(
+	predicate: () => boolean | Promise<boolean>,
+	timeoutMs = 10_000,
+	what = "condition",
+) {
 	const deadline = Date.now() + timeoutMs;
 	while (!(await predicate())) {
 		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -194,11 +227,18 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
  * Starts a thread directly on a sim through the protocol client (not through our MCP tools),
  * e.g. in a project the connector's allowlist hides. Returns the thread id.
  */
-export async function launchOnSim(sim: Sim, projectTitle: string, prompt: string): Promise<string> {
+export async function launchOnSim(
+	sim: Sim,
+	projectTitle: string,
+	prompt: string,
+): Promise<string> {
 	const { createMachine } = await import("../../src/t3/machine.ts");
-	const machine = createMachine(machineConfig({ name: "direct", projects: ["*"] }, sim.url, sim.token), {
-		log: silentLogger,
-	});
+	const machine = createMachine(
+		machineConfig({ name: "direct", projects: ["*"] }, sim.url, sim.token),
+		{
+			log: silentLogger,
+		},
+	);
 	machine.start();
 	try {
 		await machine.ready(10_000);
@@ -215,7 +255,11 @@ export async function launchOnSim(sim: Sim, projectTitle: string, prompt: string
 			runtimeMode: "full-access",
 			interactionMode: "default",
 			workspaceStrategy: { type: "root" },
-			initialMessage: { messageId: crypto.randomUUID(), text: prompt, attachments: [] },
+			initialMessage: {
+				messageId: crypto.randomUUID(),
+				text: prompt,
+				attachments: [],
+			},
 		});
 		return threadId;
 	} finally {
@@ -228,7 +272,16 @@ export function shellSubscriptions(sim: Sim): (number | undefined)[] {
 	return sim
 		.frames()
 		.filter((f) => f.dir === "recv")
-		.flatMap((f) => (Array.isArray(f.frame) ? f.frame : [f.frame]) as { _tag?: string; tag?: string; payload?: { afterSequence?: number } }[])
-		.filter((m) => m._tag === "Request" && m.tag === "orchestration.subscribeShell")
+		.flatMap(
+			(f) =>
+				(Array.isArray(f.frame) ? f.frame : [f.frame]) as {
+					_tag?: string;
+					tag?: string;
+					payload?: { afterSequence?: number };
+				}[],
+		)
+		.filter(
+			(m) => m._tag === "Request" && m.tag === "orchestration.subscribeShell",
+		)
 		.map((m) => m.payload?.afterSequence);
 }

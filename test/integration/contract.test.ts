@@ -56,31 +56,58 @@ test("tool schemas (legacy era listing)", async () => {
 test("the modern era lists the same tools", async () => {
 	const legacy = await (await stack.client()).listTools();
 	const modern = await (await stack.client({ era: "modern" })).listTools();
-	expect(modern.tools.map((t) => [t.name, t.inputSchema])).toEqual(legacy.tools.map((t) => [t.name, t.inputSchema]));
+	expect(modern.tools.map((t) => [t.name, t.inputSchema])).toEqual(
+		legacy.tools.map((t) => [t.name, t.inputSchema]),
+	);
 });
 
 test("result shapes of every tool", async () => {
-	const client = await stack.client({ headers: { "X-Conversation-Origin": "conv-shapes" } });
+	const client = await stack.client({
+		headers: { "X-Conversation-Origin": "conv-shapes" },
+	});
 	const shapes: Record<string, unknown> = {};
 	const take = async (name: string, args: Record<string, unknown>) => {
 		const result = await callTool(client, name, args);
 		expect(result.isError).toBe(false);
-		expect(JSON.parse(result.text.split("\n")[0] as string)).toEqual(result.data);
+		expect(JSON.parse(result.text.split("\n")[0] as string)).toEqual(
+			result.data,
+		);
 		return result.data;
 	};
 	shapes.t3_machines = shapeOf(await take("t3_machines", {}));
 	shapes.t3_projects = shapeOf(await take("t3_projects", { machine: "demo" }));
-	const d = (await take("t3_dispatch", { machine: "demo", project: "demo", prompt: "ask me something" })) as {
+	const d = (await take("t3_dispatch", {
+		machine: "demo",
+		project: "demo",
+		prompt: "ask me something",
+	})) as {
 		thread_id: string;
 	};
 	shapes.t3_dispatch = shapeOf(d);
-	shapes["t3_wait (question)"] = shapeOf(await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }));
-	shapes["t3_thread (question pending)"] = shapeOf(await take("t3_thread", { thread_id: d.thread_id }));
-	shapes.t3_answer = shapeOf(await take("t3_answer", { thread_id: d.thread_id, answers: { color: "Blue" } }));
-	shapes["t3_wait (completed)"] = shapeOf(await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }));
-	shapes.t3_thread = shapeOf(await take("t3_thread", { thread_id: d.thread_id }));
-	shapes.t3_interrupt = shapeOf(await take("t3_interrupt", { thread_id: d.thread_id }));
-	shapes["t3_watch (change)"] = shapeOf(await take("t3_watch", { thread_id: d.thread_id, enabled: false }));
+	shapes["t3_wait (question)"] = shapeOf(
+		await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }),
+	);
+	shapes["t3_thread (question pending)"] = shapeOf(
+		await take("t3_thread", { thread_id: d.thread_id }),
+	);
+	shapes.t3_answer = shapeOf(
+		await take("t3_answer", {
+			thread_id: d.thread_id,
+			answers: { color: "Blue" },
+		}),
+	);
+	shapes["t3_wait (completed)"] = shapeOf(
+		await take("t3_wait", { thread_id: d.thread_id, timeout: 20 }),
+	);
+	shapes.t3_thread = shapeOf(
+		await take("t3_thread", { thread_id: d.thread_id }),
+	);
+	shapes.t3_interrupt = shapeOf(
+		await take("t3_interrupt", { thread_id: d.thread_id }),
+	);
+	shapes["t3_watch (change)"] = shapeOf(
+		await take("t3_watch", { thread_id: d.thread_id, enabled: false }),
+	);
 	shapes["t3_watch (list)"] = shapeOf(await take("t3_watch", {}));
 	expect(shapes).toMatchSnapshot();
 });

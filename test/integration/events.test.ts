@@ -3,10 +3,28 @@
  * verifies Standard Webhooks signatures. Every transition of a watched thread arrives at least
  * once, in order per thread, with the origin of the dispatch that started its run.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import {
+	afterAll,
+	afterEach,
+	beforeAll,
+	describe,
+	expect,
+	test,
+} from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { callTool, restartServer, type Stack, startStack, until } from "../helpers/stack.ts";
-import { type Delivery, type Receiver, startReceiver, TEST_SECRET } from "../helpers/receiver.ts";
+import {
+	type Delivery,
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
+	callTool,
+	restartServer,
+	type Stack,
+	startStack,
+	until,
+} from "../helpers/stack.ts";
 
 let receiver: Receiver;
 let stack: Stack;
@@ -15,7 +33,11 @@ beforeAll(async () => {
 	receiver = startReceiver();
 	stack = await startStack({
 		machines: [{ name: "demo", sim: { coalesceMs: 5 } }],
-		server: { hookUrl: receiver.url, hookToken: "hook-bearer", hookSecret: TEST_SECRET },
+		server: {
+			hookUrl: receiver.url,
+			hookToken: "hook-bearer",
+			hookSecret: TEST_SECRET,
+		},
 	});
 });
 afterAll(async () => {
@@ -26,7 +48,8 @@ afterEach(() => {
 	receiver.setMode("ok");
 });
 
-const forThread = (id: string): Delivery[] => receiver.deliveries.filter((d) => d.body.thread_id === id);
+const forThread = (id: string): Delivery[] =>
+	receiver.deliveries.filter((d) => d.body.thread_id === id);
 
 async function settle(): Promise<void> {
 	await stack.server.services.events.tracker.idle();
@@ -34,29 +57,48 @@ async function settle(): Promise<void> {
 }
 
 async function dispatch(client: Client, args: Record<string, unknown>) {
-	const result = await callTool<{ thread_id: string; run_id: string }>(client, "t3_dispatch", {
-		machine: "demo",
-		project: "demo",
-		...args,
-	});
+	const result = await callTool<{ thread_id: string; run_id: string }>(
+		client,
+		"t3_dispatch",
+		{
+			machine: "demo",
+			project: "demo",
+			...args,
+		},
+	);
 	expect(result.isError).toBe(false);
 	return result.data;
 }
 
 async function untilRunning(client: Client, threadId: string): Promise<void> {
-	await until(async () => {
-		const t = await callTool<{ latest_run: { status: string } }>(client, "t3_thread", { thread_id: threadId });
-		return t.data.latest_run?.status === "running";
-	}, 10_000, "run to be running");
+	await until(
+		async () => {
+			const t = await callTool<{ latest_run: { status: string } }>(
+				client,
+				"t3_thread",
+				{ thread_id: threadId },
+			);
+			return t.data.latest_run?.status === "running";
+		},
+		10_000,
+		"run to be running",
+	);
 }
 
 async function waitFor(client: Client, threadId: string) {
-	return (await callTool<{ outcome: string; run_id: string }>(client, "t3_wait", { thread_id: threadId, timeout: 20 })).data;
+	return (
+		await callTool<{ outcome: string; run_id: string }>(client, "t3_wait", {
+			thread_id: threadId,
+			timeout: 20,
+		})
+	).data;
 }
 
 describe("each event type", () => {
 	test("completed: once, signed, with origin header and the contract body", async () => {
-		const client = await stack.client({ headers: { "X-Conversation-Origin": "conv-42" } });
+		const client = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-42" },
+		});
 		const d = await dispatch(client, { prompt: "say hello" });
 		await until(() => forThread(d.thread_id).length === 1, 10_000, "delivery");
 		await settle();
@@ -84,19 +126,34 @@ describe("each event type", () => {
 	});
 
 	test("question then completed, in order per thread", async () => {
-		const client = await stack.client({ headers: { "X-Conversation-Origin": "conv-q" } });
+		const client = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-q" },
+		});
 		const d = await dispatch(client, { prompt: "ask me a question" });
-		await until(() => forThread(d.thread_id).length === 1, 10_000, "question event");
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"question event",
+		);
 		expect(forThread(d.thread_id)[0]?.body).toMatchObject({
 			type: "thread.question",
 			run_id: d.run_id,
 			origin: "conv-q",
 			question: { kind: "user_input", questions: [{ id: "color" }] },
 		});
-		await callTool(client, "t3_answer", { thread_id: d.thread_id, answers: { color: "Red" } });
-		await until(() => forThread(d.thread_id).length === 2, 10_000, "completion event");
+		await callTool(client, "t3_answer", {
+			thread_id: d.thread_id,
+			answers: { color: "Red" },
+		});
+		await until(
+			() => forThread(d.thread_id).length === 2,
+			10_000,
+			"completion event",
+		);
 		await settle();
-		expect(forThread(d.thread_id).map((e) => [e.body.type, e.body.thread_seq])).toEqual([
+		expect(
+			forThread(d.thread_id).map((e) => [e.body.type, e.body.thread_seq]),
+		).toEqual([
 			["thread.question", 1],
 			["thread.completed", 2],
 		]);
@@ -107,41 +164,101 @@ describe("each event type", () => {
 		const approval = await dispatch(client, { prompt: "approve a command" });
 		const failing = await dispatch(client, { prompt: "fail please" });
 		const long = await dispatch(client, { prompt: "long task" });
-		await until(() => forThread(approval.thread_id).length === 1, 10_000, "approval event");
+		await until(
+			() => forThread(approval.thread_id).length === 1,
+			10_000,
+			"approval event",
+		);
 		expect(forThread(approval.thread_id)[0]?.body).toMatchObject({
 			type: "thread.question",
 			origin: null,
 			question: { kind: "approval", prompt: "sim agent wants to list files" },
 		});
-		expect(forThread(approval.thread_id)[0]?.headers["x-conversation-origin"]).toBeUndefined();
-		await until(() => forThread(failing.thread_id).length === 1, 10_000, "failed event");
-		expect(forThread(failing.thread_id)[0]?.body).toMatchObject({ type: "thread.failed", error: "sim agent failure" });
+		expect(
+			forThread(approval.thread_id)[0]?.headers["x-conversation-origin"],
+		).toBeUndefined();
+		await until(
+			() => forThread(failing.thread_id).length === 1,
+			10_000,
+			"failed event",
+		);
+		expect(forThread(failing.thread_id)[0]?.body).toMatchObject({
+			type: "thread.failed",
+			error: "sim agent failure",
+		});
 		await untilRunning(client, long.thread_id);
 		await callTool(client, "t3_interrupt", { thread_id: long.thread_id });
-		await until(() => forThread(long.thread_id).length === 1, 10_000, "interrupted event");
-		expect(forThread(long.thread_id)[0]?.body).toMatchObject({ type: "thread.interrupted", run_status: "interrupted" });
-		await callTool(client, "t3_answer", { thread_id: approval.thread_id, decision: "decline" });
+		await until(
+			() => forThread(long.thread_id).length === 1,
+			10_000,
+			"interrupted event",
+		);
+		expect(forThread(long.thread_id)[0]?.body).toMatchObject({
+			type: "thread.interrupted",
+			run_status: "interrupted",
+		});
+		await callTool(client, "t3_answer", {
+			thread_id: approval.thread_id,
+			decision: "decline",
+		});
 	});
 });
 
 describe("origins", () => {
 	test("two concurrent origins, a continuation from a third and a call without the header", async () => {
-		const a = await stack.client({ headers: { "X-Conversation-Origin": "conv-a" } });
-		const b = await stack.client({ headers: { "X-Conversation-Origin": "conv-b" } });
-		const c = await stack.client({ headers: { "X-Conversation-Origin": "conv-c" } });
+		const a = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-a" },
+		});
+		const b = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-b" },
+		});
+		const c = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-c" },
+		});
 		const none = await stack.client();
-		const [ta, tb] = await Promise.all([dispatch(a, { prompt: "from a" }), dispatch(b, { prompt: "from b" })]);
-		await until(() => forThread(ta.thread_id).length === 1 && forThread(tb.thread_id).length === 1, 10_000, "a and b");
-		const cont = await callTool<{ run_id: string }>(c, "t3_dispatch", { thread_id: ta.thread_id, prompt: "from c" });
-		await until(() => forThread(ta.thread_id).length === 2, 10_000, "continuation event");
-		const plain = await callTool<{ run_id: string }>(none, "t3_dispatch", { thread_id: tb.thread_id, prompt: "no header" });
-		await until(() => forThread(tb.thread_id).length === 2, 10_000, "headerless event");
+		const [ta, tb] = await Promise.all([
+			dispatch(a, { prompt: "from a" }),
+			dispatch(b, { prompt: "from b" }),
+		]);
+		await until(
+			() =>
+				forThread(ta.thread_id).length === 1 &&
+				forThread(tb.thread_id).length === 1,
+			10_000,
+			"a and b",
+		);
+		const cont = await callTool<{ run_id: string }>(c, "t3_dispatch", {
+			thread_id: ta.thread_id,
+			prompt: "from c",
+		});
+		await until(
+			() => forThread(ta.thread_id).length === 2,
+			10_000,
+			"continuation event",
+		);
+		const plain = await callTool<{ run_id: string }>(none, "t3_dispatch", {
+			thread_id: tb.thread_id,
+			prompt: "no header",
+		});
+		await until(
+			() => forThread(tb.thread_id).length === 2,
+			10_000,
+			"headerless event",
+		);
 		await settle();
-		expect(forThread(ta.thread_id).map((e) => [e.body.run_id, e.body.origin, e.headers["x-conversation-origin"]])).toEqual([
+		expect(
+			forThread(ta.thread_id).map((e) => [
+				e.body.run_id,
+				e.body.origin,
+				e.headers["x-conversation-origin"],
+			]),
+		).toEqual([
 			[ta.run_id, "conv-a", "conv-a"],
 			[cont.data.run_id, "conv-c", "conv-c"],
 		]);
-		expect(forThread(tb.thread_id).map((e) => [e.body.run_id, e.body.origin])).toEqual([
+		expect(
+			forThread(tb.thread_id).map((e) => [e.body.run_id, e.body.origin]),
+		).toEqual([
 			[tb.run_id, "conv-b"],
 			[plain.data.run_id, null],
 		]);
@@ -150,22 +267,43 @@ describe("origins", () => {
 
 describe("watching", () => {
 	test("watch: false sends nothing; t3_watch turns it on with this call's origin", async () => {
-		const client = await stack.client({ headers: { "X-Conversation-Origin": "conv-silent" } });
+		const client = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-silent" },
+		});
 		const d = await dispatch(client, { prompt: "quietly", watch: false });
 		await waitFor(client, d.thread_id);
 		await settle();
 		expect(forThread(d.thread_id)).toHaveLength(0);
-		const listed = await callTool<{ unwatched: { thread_id: string }[] }>(client, "t3_watch", {});
-		expect(listed.data.unwatched.map((t) => t.thread_id)).toContain(d.thread_id);
-		const watcher = await stack.client({ headers: { "X-Conversation-Origin": "conv-watcher" } });
-		const on = await callTool(watcher, "t3_watch", { thread_id: d.thread_id, enabled: true });
+		const listed = await callTool<{ unwatched: { thread_id: string }[] }>(
+			client,
+			"t3_watch",
+			{},
+		);
+		expect(listed.data.unwatched.map((t) => t.thread_id)).toContain(
+			d.thread_id,
+		);
+		const watcher = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-watcher" },
+		});
+		const on = await callTool(watcher, "t3_watch", {
+			thread_id: d.thread_id,
+			enabled: true,
+		});
 		expect(on.data).toEqual({ thread_id: d.thread_id, watched: true });
 		await settle();
 		// The run that finished before watching stays silent; the next one reports to the watcher.
 		expect(forThread(d.thread_id)).toHaveLength(0);
-		const next = await callTool<{ origin: string | null }>(watcher, "t3_dispatch", { thread_id: d.thread_id, prompt: "now loud" });
+		const next = await callTool<{ origin: string | null }>(
+			watcher,
+			"t3_dispatch",
+			{ thread_id: d.thread_id, prompt: "now loud" },
+		);
 		expect(next.data.origin).toBe("conv-watcher");
-		await until(() => forThread(d.thread_id).length === 1, 10_000, "event after watch");
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"event after watch",
+		);
 		expect(forThread(d.thread_id)[0]?.body.origin).toBe("conv-watcher");
 	});
 });
@@ -178,20 +316,33 @@ describe("coalescing and reconnects", () => {
 		});
 		try {
 			const client = await slowShell.client();
-			const d = await callTool<{ thread_id: string; run_id: string }>(client, "t3_dispatch", {
-				machine: "demo",
-				project: "demo",
-				prompt: "long task",
-			});
+			const d = await callTool<{ thread_id: string; run_id: string }>(
+				client,
+				"t3_dispatch",
+				{
+					machine: "demo",
+					project: "demo",
+					prompt: "long task",
+				},
+			);
 			const id = d.data.thread_id;
 			await untilRunning(client, id);
-			const next = await callTool<{ run_id: string }>(client, "t3_dispatch", { thread_id: id, prompt: "right after" });
+			const next = await callTool<{ run_id: string }>(client, "t3_dispatch", {
+				thread_id: id,
+				prompt: "right after",
+			});
 			slowShell.sim().finishRun(id);
 			await until(() => forThread(id).length === 2, 15_000, "both completions");
 			await slowShell.server.services.events.tracker.idle();
-			expect(forThread(id).map((e) => [e.body.type, e.body.run_id, e.body.message])).toEqual([
+			expect(
+				forThread(id).map((e) => [e.body.type, e.body.run_id, e.body.message]),
+			).toEqual([
 				["thread.completed", d.data.run_id, "The long task is done."],
-				["thread.completed", next.data.run_id, "Hello from the T3 simulator. You said: right after"],
+				[
+					"thread.completed",
+					next.data.run_id,
+					"Hello from the T3 simulator. You said: right after",
+				],
 			]);
 		} finally {
 			await slowShell.stop();
@@ -201,7 +352,11 @@ describe("coalescing and reconnects", () => {
 	test("dropped sockets and a reconnect (snapshot + replay) create no new events", async () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "steady" });
-		await until(() => forThread(d.thread_id).length === 1, 10_000, "first delivery");
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"first delivery",
+		);
 		const ids = receiver.deliveries.map((e) => e.body.id);
 		const machine = stack.server.services.fleet.get("demo")?.machine;
 		stack.sim().dropSockets();
@@ -216,9 +371,15 @@ describe("coalescing and reconnects", () => {
 		const d = await dispatch(client, { prompt: "long task" });
 		await untilRunning(client, d.thread_id);
 		await stack.sim().restart();
-		await until(() => forThread(d.thread_id).length === 1, 20_000, "interrupted event");
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			20_000,
+			"interrupted event",
+		);
 		await settle();
-		expect(forThread(d.thread_id).map((e) => [e.body.type, e.body.run_status])).toEqual([["thread.interrupted", "cancelled"]]);
+		expect(
+			forThread(d.thread_id).map((e) => [e.body.type, e.body.run_status]),
+		).toEqual([["thread.interrupted", "cancelled"]]);
 	});
 
 	test("catch-up: a run that completed while the connector was down still produces its event", async () => {
@@ -229,8 +390,15 @@ describe("coalescing and reconnects", () => {
 		stack.sim().finishRun(d.thread_id);
 		await until(() => stack.sim().projection(d.thread_id) !== undefined, 1000);
 		await restartServer(stack);
-		await until(() => forThread(d.thread_id).length === 1, 20_000, "caught-up event");
-		expect(forThread(d.thread_id)[0]?.body).toMatchObject({ type: "thread.completed", message: "The long task is done." });
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			20_000,
+			"caught-up event",
+		);
+		expect(forThread(d.thread_id)[0]?.body).toMatchObject({
+			type: "thread.completed",
+			message: "The long task is done.",
+		});
 	});
 });
 
@@ -239,13 +407,29 @@ describe("delivery failures", () => {
 		receiver.setMode({ status: 410 });
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "gone receiver" });
-		await until(() => stack.server.services.events.outbox.forThread(d.thread_id)[0]?.status === "dead", 10_000, "dead");
-		const health = (await (await fetch(`${stack.server.url}/healthz`)).json()) as { outbox: { dead: number; last_error?: string } };
+		await until(
+			() =>
+				stack.server.services.events.outbox.forThread(d.thread_id)[0]
+					?.status === "dead",
+			10_000,
+			"dead",
+		);
+		const health = (await (
+			await fetch(`${stack.server.url}/healthz`)
+		).json()) as { outbox: { dead: number; last_error?: string } };
 		expect(health.outbox.dead).toBeGreaterThanOrEqual(1);
 		expect(health.outbox.last_error).toBe("HTTP 410");
 		receiver.setMode("ok");
-		const replay = await fetch(`${stack.server.url}/outbox/replay`, { method: "POST" });
-		expect(((await replay.json()) as { replayed: number }).replayed).toBeGreaterThanOrEqual(1);
-		await until(() => forThread(d.thread_id).length === 1, 10_000, "replayed delivery");
+		const replay = await fetch(`${stack.server.url}/outbox/replay`, {
+			method: "POST",
+		});
+		expect(
+			((await replay.json()) as { replayed: number }).replayed,
+		).toBeGreaterThanOrEqual(1);
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"replayed delivery",
+		);
 	});
 });

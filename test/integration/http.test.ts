@@ -11,7 +11,12 @@ async function deadPort(): Promise<number> {
 	return port;
 }
 
-const listTools = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+const listTools = JSON.stringify({
+	jsonrpc: "2.0",
+	id: 1,
+	method: "tools/list",
+	params: {},
+});
 const mcpHeaders = {
 	"content-type": "application/json",
 	accept: "application/json, text/event-stream",
@@ -49,7 +54,11 @@ describe("loopback listener, machines down", () => {
 	test("a foreign Host is refused on loopback (DNS rebinding)", async () => {
 		const response = await fetch(`${stack.server.mcpUrl}`, {
 			method: "POST",
-			headers: { ...mcpHeaders, host: "evil.example", authorization: "Bearer inbound-secret" },
+			headers: {
+				...mcpHeaders,
+				host: "evil.example",
+				authorization: "Bearer inbound-secret",
+			},
 			body: listTools,
 		});
 		expect(response.status).toBe(403);
@@ -58,7 +67,11 @@ describe("loopback listener, machines down", () => {
 	test("a browser Origin is refused unless allowed", async () => {
 		const response = await fetch(`${stack.server.mcpUrl}`, {
 			method: "POST",
-			headers: { ...mcpHeaders, origin: "http://evil.example", authorization: "Bearer inbound-secret" },
+			headers: {
+				...mcpHeaders,
+				origin: "http://evil.example",
+				authorization: "Bearer inbound-secret",
+			},
 			body: listTools,
 		});
 		expect(response.status).toBe(403);
@@ -79,14 +92,21 @@ describe("loopback listener, machines down", () => {
 
 	test("the right bearer is served, and /metrics needs it too", async () => {
 		const client = await stack.client();
-		const { data } = await callTool<{ machines: unknown[] }>(client, "t3_machines");
+		const { data } = await callTool<{ machines: unknown[] }>(
+			client,
+			"t3_machines",
+		);
 		expect(data.machines).toHaveLength(2);
 		expect((await fetch(`${stack.server.url}/metrics`)).status).toBe(401);
-		const metrics = await fetch(`${stack.server.url}/metrics`, { headers: { authorization: "Bearer inbound-secret" } });
+		const metrics = await fetch(`${stack.server.url}/metrics`, {
+			headers: { authorization: "Bearer inbound-secret" },
+		});
 		expect(metrics.status).toBe(200);
 		const text = await metrics.text();
 		expect(text).toContain('t3code_mcp_machines{state="offline"} 2');
-		expect(text).toContain('t3code_mcp_tool_calls_total{tool="t3_machines",outcome="ok"}');
+		expect(text).toContain(
+			't3code_mcp_tool_calls_total{tool="t3_machines",outcome="ok"}',
+		);
 	});
 });
 

@@ -8,8 +8,8 @@ import {
 	callTool,
 	ERAS,
 	launchOnSim,
-	shellSubscriptions,
 	type Stack,
+	shellSubscriptions,
 	startStack,
 	until,
 } from "../helpers/stack.ts";
@@ -49,15 +49,26 @@ afterAll(async () => {
 	await stack.stop();
 });
 
-type Machines = { machines: { name: string; state: string; reason: string | null; projects: string[] }[] };
+type Machines = {
+	machines: {
+		name: string;
+		state: string;
+		reason: string | null;
+		projects: string[];
+	}[];
+};
 
 describe.each(ERAS)("t3_machines (%s era)", (era) => {
 	test("reports each machine's state with a reason", async () => {
 		const client = await stack.client({ era });
-		await until(async () => {
-			const { data } = await callTool<Machines>(client, "t3_machines");
-			return data.machines.every((m) => m.state !== "connecting");
-		}, 10_000, "machines to settle");
+		await until(
+			async () => {
+				const { data } = await callTool<Machines>(client, "t3_machines");
+				return data.machines.every((m) => m.state !== "connecting");
+			},
+			10_000,
+			"machines to settle",
+		);
 		const { data } = await callTool<Machines>(client, "t3_machines");
 		const byName = Object.fromEntries(data.machines.map((m) => [m.name, m]));
 		expect(byName.demo?.state).toBe("online");
@@ -69,7 +80,9 @@ describe.each(ERAS)("t3_machines (%s era)", (era) => {
 		expect(byName.notoken?.reason).toContain("T3_NOTOKEN_TOKEN");
 		expect(byName.badtoken?.state).toBe("unauthorized");
 		expect(byName.old?.state).toBe("incompatible");
-		expect(byName.old?.reason).toContain("T3 Code 0.1.0 or later (orchestration protocol 2) is required");
+		expect(byName.old?.reason).toContain(
+			"T3 Code 0.1.0 or later (orchestration protocol 2) is required",
+		);
 		expect(byName.old?.reason).toContain('"old"');
 	});
 });
@@ -77,18 +90,25 @@ describe.each(ERAS)("t3_machines (%s era)", (era) => {
 describe("t3_projects", () => {
 	test("lists only allowlisted projects (title or path patterns)", async () => {
 		const client = await stack.client();
-		const { data, isError } = await callTool<{ projects: { title: string; path: string }[] }>(client, "t3_projects", {
+		const { data, isError } = await callTool<{
+			projects: { title: string; path: string }[];
+		}>(client, "t3_projects", {
 			machine: "demo",
 		});
 		expect(isError).toBe(false);
-		expect(data.projects.map((p) => p.title).sort()).toEqual([".dotfiles", "demo"]);
+		expect(data.projects.map((p) => p.title).sort()).toEqual([
+			".dotfiles",
+			"demo",
+		]);
 	});
 
 	test("unknown machine lists the configured names", async () => {
 		const client = await stack.client();
 		const result = await callTool(client, "t3_projects", { machine: "nope" });
 		expect(result.isError).toBe(true);
-		expect(result.text).toBe('Unknown machine "nope". Configured machines: demo, down, notoken, badtoken, old.');
+		expect(result.text).toBe(
+			'Unknown machine "nope". Configured machines: demo, down, notoken, badtoken, old.',
+		);
 	});
 
 	test("a missing argument names it", async () => {
@@ -105,12 +125,23 @@ describe("hidden projects", () => {
 		const secret = await launchOnSim(sim, "secret", "hidden work");
 		const visible = await launchOnSim(sim, "demo", "visible work");
 		const client = await stack.client();
-		await until(async () => !(await callTool(client, "t3_thread", { thread_id: visible })).isError, 10_000, "visible thread");
+		await until(
+			async () =>
+				!(await callTool(client, "t3_thread", { thread_id: visible })).isError,
+			10_000,
+			"visible thread",
+		);
 		const hidden = await callTool(client, "t3_thread", { thread_id: secret });
 		expect(hidden.isError).toBe(true);
-		expect(hidden.text).toContain(`Thread "${secret}" was not found on any machine.`);
-		const unknown = await callTool(client, "t3_thread", { thread_id: "thread-that-never-existed" });
-		expect(unknown.text.replace("thread-that-never-existed", secret)).toBe(hidden.text);
+		expect(hidden.text).toContain(
+			`Thread "${secret}" was not found on any machine.`,
+		);
+		const unknown = await callTool(client, "t3_thread", {
+			thread_id: "thread-that-never-existed",
+		});
+		expect(unknown.text.replace("thread-that-never-existed", secret)).toBe(
+			hidden.text,
+		);
 	});
 });
 
@@ -118,14 +149,22 @@ describe("reconnect", () => {
 	test("after the sim drops every socket the machine comes back online and keeps its threads", async () => {
 		const client = await stack.client();
 		const sim = stack.sim("demo");
-		const created = await callTool<{ thread_id: string }>(client, "t3_dispatch", {
-			machine: "demo",
-			project: "demo",
-			prompt: "before the drop",
-		});
+		const created = await callTool<{ thread_id: string }>(
+			client,
+			"t3_dispatch",
+			{
+				machine: "demo",
+				project: "demo",
+				prompt: "before the drop",
+			},
+		);
 		const machine = stack.server.services.fleet.get("demo")?.machine;
 		if (!machine) throw new Error("no machine");
-		await until(() => machine.thread(created.data.thread_id) !== undefined, 10_000, "thread in shell");
+		await until(
+			() => machine.thread(created.data.thread_id) !== undefined,
+			10_000,
+			"thread in shell",
+		);
 		const before = machine.sequence();
 		const states: string[] = [];
 		const off = machine.onChange((c) => {
@@ -134,7 +173,11 @@ describe("reconnect", () => {
 		sim.record(true);
 		sim.dropSockets();
 		await until(() => states.includes("offline"), 10_000, "offline");
-		await until(() => machine.status().state === "online", 15_000, "online again");
+		await until(
+			() => machine.status().state === "online",
+			15_000,
+			"online again",
+		);
 		off();
 		expect(machine.thread(created.data.thread_id)).toBeDefined();
 		expect(machine.sequence()).toBeGreaterThanOrEqual(before);
@@ -142,7 +185,9 @@ describe("reconnect", () => {
 		const resume = shellSubscriptions(sim).at(-1);
 		sim.record(false);
 		expect(resume).toBeGreaterThanOrEqual(before);
-		const thread = await callTool(client, "t3_thread", { thread_id: created.data.thread_id });
+		const thread = await callTool(client, "t3_thread", {
+			thread_id: created.data.thread_id,
+		});
 		expect(thread.isError).toBe(false);
 	});
 });

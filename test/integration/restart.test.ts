@@ -6,10 +6,18 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+	Client,
+	StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { type Sim, startSim } from "../../src/sim/index.ts";
-import { callTool, restartServer, startStack, until } from "../helpers/stack.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
+import {
+	callTool,
+	restartServer,
+	startStack,
+	until,
+} from "../helpers/stack.ts";
 
 let dir: string;
 let sim: Sim;
@@ -32,18 +40,33 @@ test("after a restart on the same state, t3_thread and t3_wait still find the th
 	const stack = await startStack();
 	try {
 		let client = await stack.client();
-		const d = await callTool<{ thread_id: string; run_id: string }>(client, "t3_dispatch", {
-			machine: "demo",
-			project: "demo",
-			prompt: "before restart",
-		});
+		const d = await callTool<{ thread_id: string; run_id: string }>(
+			client,
+			"t3_dispatch",
+			{
+				machine: "demo",
+				project: "demo",
+				prompt: "before restart",
+			},
+		);
 		await restartServer(stack);
 		client = await stack.client();
-		const t = await callTool<{ thread_id: string; watched: boolean }>(client, "t3_thread", { thread_id: d.data.thread_id });
+		const t = await callTool<{ thread_id: string; watched: boolean }>(
+			client,
+			"t3_thread",
+			{ thread_id: d.data.thread_id },
+		);
 		expect(t.isError).toBe(false);
 		expect(t.data.watched).toBe(true);
-		const w = await callTool<{ outcome: string; run_id: string }>(client, "t3_wait", { thread_id: d.data.thread_id, timeout: 20 });
-		expect(w.data).toMatchObject({ outcome: "completed", run_id: d.data.run_id });
+		const w = await callTool<{ outcome: string; run_id: string }>(
+			client,
+			"t3_wait",
+			{ thread_id: d.data.thread_id, timeout: 20 },
+		);
+		expect(w.data).toMatchObject({
+			outcome: "completed",
+			run_id: d.data.run_id,
+		});
 	} finally {
 		await stack.stop();
 	}
@@ -52,13 +75,28 @@ test("after a restart on the same state, t3_thread and t3_wait still find the th
 test("kill -9 between a dispatch and its first shell update: after restart t3_wait reports that run", async () => {
 	const statePath = join(dir, "kill.sqlite");
 	const machines = [{ name: "demo", url: sim.url, token: sim.token }];
-	let server: ServerProcess = await startServerProcess({ dir, machines, statePath });
+	let server: ServerProcess = await startServerProcess({
+		dir,
+		machines,
+		statePath,
+	});
 	let client = await connect(server.mcpUrl);
-	await until(async () => {
-		const { data } = await callTool<{ machines: { state: string }[] }>(client, "t3_machines");
-		return data.machines[0]?.state === "online";
-	}, 10_000, "online");
-	const d = await callTool<{ thread_id: string; run_id: string; run_status: string }>(client, "t3_dispatch", {
+	await until(
+		async () => {
+			const { data } = await callTool<{ machines: { state: string }[] }>(
+				client,
+				"t3_machines",
+			);
+			return data.machines[0]?.state === "online";
+		},
+		10_000,
+		"online",
+	);
+	const d = await callTool<{
+		thread_id: string;
+		run_id: string;
+		run_status: string;
+	}>(client, "t3_dispatch", {
 		machine: "demo",
 		project: "demo",
 		prompt: "survive a crash",
@@ -69,7 +107,11 @@ test("kill -9 between a dispatch and its first shell update: after restart t3_wa
 	server = await startServerProcess({ dir, machines, statePath });
 	try {
 		client = await connect(server.mcpUrl);
-		const w = await callTool<{ outcome: string; run_id: string; message: string }>(client, "t3_wait", {
+		const w = await callTool<{
+			outcome: string;
+			run_id: string;
+			message: string;
+		}>(client, "t3_wait", {
 			thread_id: d.data.thread_id,
 			timeout: 30,
 		});

@@ -4,9 +4,22 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { callTool, ERAS, type Stack, startStack, until } from "../helpers/stack.ts";
+import {
+	callTool,
+	ERAS,
+	type Stack,
+	startStack,
+	until,
+} from "../helpers/stack.ts";
 
-type Dispatched = { thread_id: string; run_id: string | null; run_status: string; queued: boolean; watched: boolean; origin: string | null };
+type Dispatched = {
+	thread_id: string;
+	run_id: string | null;
+	run_status: string;
+	queued: boolean;
+	watched: boolean;
+	origin: string | null;
+};
 type Waited = {
 	thread_id: string;
 	outcome: string;
@@ -14,7 +27,12 @@ type Waited = {
 	run_status: string | null;
 	message: string | null;
 	error: string | null;
-	question: { request_id: string; kind: string; prompt: string | null; questions: { id: string; options: string[] }[] } | null;
+	question: {
+		request_id: string;
+		kind: string;
+		prompt: string | null;
+		questions: { id: string; options: string[] }[];
+	} | null;
 	elapsed_s: number;
 };
 
@@ -44,9 +62,16 @@ afterAll(async () => {
 });
 
 const dispatch = (client: Client, args: Record<string, unknown>) =>
-	callTool<Dispatched>(client, "t3_dispatch", { machine: "demo", project: "demo", ...args });
-const wait = (client: Client, args: Record<string, unknown>, options?: Parameters<typeof callTool>[3]) =>
-	callTool<Waited>(client, "t3_wait", { timeout: 20, ...args }, options);
+	callTool<Dispatched>(client, "t3_dispatch", {
+		machine: "demo",
+		project: "demo",
+		...args,
+	});
+const wait = (
+	client: Client,
+	args: Record<string, unknown>,
+	options?: Parameters<typeof callTool>[3],
+) => callTool<Waited>(client, "t3_wait", { timeout: 20, ...args }, options);
 
 describe.each(ERAS)("the loop (%s era)", (era) => {
 	test("dispatch returns at once; wait reports completion with the agent's text", async () => {
@@ -75,12 +100,31 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 		expect(q.data.outcome).toBe("question");
 		expect(q.data.question).toMatchObject({
 			kind: "user_input",
-			questions: [{ id: "color", header: "Color", text: "Which color should I use?", options: ["Red", "Blue"], multi_select: false }],
+			questions: [
+				{
+					id: "color",
+					header: "Color",
+					text: "Which color should I use?",
+					options: ["Red", "Blue"],
+					multi_select: false,
+				},
+			],
 		});
-		const a = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Red" } });
+		const a = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { color: "Red" },
+		});
 		expect(a.isError).toBe(false);
-		expect(a.data).toEqual({ thread_id: d.data.thread_id, request_id: q.data.question?.request_id as string, status: "sent", custom: [] });
-		const again = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Red" } });
+		expect(a.data).toEqual({
+			thread_id: d.data.thread_id,
+			request_id: q.data.question?.request_id as string,
+			status: "sent",
+			custom: [],
+		});
+		const again = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { color: "Red" },
+		});
 		expect(again.isError).toBe(true);
 		const w = await wait(client, { thread_id: d.data.thread_id });
 		expect(w.data.outcome).toBe("completed");
@@ -91,17 +135,31 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 	test("long task → t3_interrupt → interrupted", async () => {
 		const client = await stack.client({ era });
 		const d = await dispatch(client, { prompt: "long task" });
-		await until(async () => {
-			const t = await callTool<{ latest_run: { status: string } }>(client, "t3_thread", { thread_id: d.data.thread_id });
-			return t.data.latest_run?.status === "running";
-		}, 10_000, "run to be running");
-		const i = await callTool<{ run_id: string; run_status: string }>(client, "t3_interrupt", { thread_id: d.data.thread_id });
+		await until(
+			async () => {
+				const t = await callTool<{ latest_run: { status: string } }>(
+					client,
+					"t3_thread",
+					{ thread_id: d.data.thread_id },
+				);
+				return t.data.latest_run?.status === "running";
+			},
+			10_000,
+			"run to be running",
+		);
+		const i = await callTool<{ run_id: string; run_status: string }>(
+			client,
+			"t3_interrupt",
+			{ thread_id: d.data.thread_id },
+		);
 		expect(i.isError).toBe(false);
 		expect(i.data.run_id).toBe(d.data.run_id as string);
 		const w = await wait(client, { thread_id: d.data.thread_id });
 		expect(w.data.outcome).toBe("interrupted");
 		expect(w.data.run_status).toBe("interrupted");
-		const nothing = await callTool(client, "t3_interrupt", { thread_id: d.data.thread_id });
+		const nothing = await callTool(client, "t3_interrupt", {
+			thread_id: d.data.thread_id,
+		});
 		expect(nothing.isError).toBe(false);
 		expect(nothing.text).toContain("Nothing to interrupt");
 	});
@@ -119,38 +177,68 @@ describe("continuations", () => {
 	test("a follow-up runs in the same thread; waiting at once reports the new run, not the old one", async () => {
 		const client = await stack.client();
 		const first = await dispatch(client, { prompt: "first message" });
-		expect((await wait(client, { thread_id: first.data.thread_id })).data.outcome).toBe("completed");
-		const second = await callTool<Dispatched>(client, "t3_dispatch", { thread_id: first.data.thread_id, prompt: "second message" });
+		expect(
+			(await wait(client, { thread_id: first.data.thread_id })).data.outcome,
+		).toBe("completed");
+		const second = await callTool<Dispatched>(client, "t3_dispatch", {
+			thread_id: first.data.thread_id,
+			prompt: "second message",
+		});
 		expect(second.isError).toBe(false);
 		expect(second.data.thread_id).toBe(first.data.thread_id);
 		expect(second.data.run_id).not.toBe(first.data.run_id);
 		const w = await wait(client, { thread_id: first.data.thread_id });
 		expect(w.data.run_id).toBe(second.data.run_id);
-		expect(w.data.message).toBe("Hello from the T3 simulator. You said: second message");
-		const thread = await callTool<{ runs: { ordinal: number }[] }>(client, "t3_thread", { thread_id: first.data.thread_id, turns: 5 });
+		expect(w.data.message).toBe(
+			"Hello from the T3 simulator. You said: second message",
+		);
+		const thread = await callTool<{ runs: { ordinal: number }[] }>(
+			client,
+			"t3_thread",
+			{ thread_id: first.data.thread_id, turns: 5 },
+		);
 		expect(thread.data.runs.map((r) => r.ordinal)).toEqual([1, 2]);
 	});
 
 	test("a follow-up to a busy thread is queued and reported as such", async () => {
 		const client = await stack.client();
 		const busy = await dispatch(client, { prompt: "long task" });
-		await until(async () => {
-			const t = await callTool<{ latest_run: { status: string } }>(client, "t3_thread", { thread_id: busy.data.thread_id });
-			return t.data.latest_run?.status === "running";
-		}, 10_000, "running");
-		const queued = await callTool<Dispatched>(client, "t3_dispatch", { thread_id: busy.data.thread_id, prompt: "after that" });
+		await until(
+			async () => {
+				const t = await callTool<{ latest_run: { status: string } }>(
+					client,
+					"t3_thread",
+					{ thread_id: busy.data.thread_id },
+				);
+				return t.data.latest_run?.status === "running";
+			},
+			10_000,
+			"running",
+		);
+		const queued = await callTool<Dispatched>(client, "t3_dispatch", {
+			thread_id: busy.data.thread_id,
+			prompt: "after that",
+		});
 		expect(queued.data.queued).toBe(true);
 		expect(queued.data.run_status).toBe("queued");
 		await callTool(client, "t3_interrupt", { thread_id: busy.data.thread_id });
 		// holdQueue keeps the follow-up queued: it does not start by itself.
-		const t = await callTool<{ latest_run: { id: string; status: string } }>(client, "t3_thread", { thread_id: busy.data.thread_id });
+		const t = await callTool<{ latest_run: { id: string; status: string } }>(
+			client,
+			"t3_thread",
+			{ thread_id: busy.data.thread_id },
+		);
 		expect(t.data.latest_run.id).toBe(queued.data.run_id as string);
 	});
 
 	test("machine/project given with thread_id are checked", async () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "hello" });
-		const wrong = await callTool(client, "t3_dispatch", { thread_id: d.data.thread_id, project: "other", prompt: "x" });
+		const wrong = await callTool(client, "t3_dispatch", {
+			thread_id: d.data.thread_id,
+			project: "other",
+			prompt: "x",
+		});
 		expect(wrong.isError).toBe(true);
 		expect(wrong.text).toContain('belongs to project "demo"');
 	});
@@ -161,7 +249,9 @@ describe("waiting", () => {
 		const client = await stack.client();
 		const slow = await dispatch(client, { prompt: "long task" });
 		const quick = await dispatch(client, { prompt: "quick one" });
-		const w = await wait(client, { thread_ids: [slow.data.thread_id, quick.data.thread_id] });
+		const w = await wait(client, {
+			thread_ids: [slow.data.thread_id, quick.data.thread_id],
+		});
 		expect(w.data.thread_id).toBe(quick.data.thread_id);
 		expect(w.data.outcome).toBe("completed");
 		await callTool(client, "t3_interrupt", { thread_id: slow.data.thread_id });
@@ -174,7 +264,11 @@ describe("waiting", () => {
 		expect(w.isError).toBe(false);
 		expect(w.data.outcome).toBe("timeout");
 		expect(w.text).toContain("t3_wait again");
-		const t = await callTool<{ latest_run: { status: string } }>(client, "t3_thread", { thread_id: d.data.thread_id });
+		const t = await callTool<{ latest_run: { status: string } }>(
+			client,
+			"t3_thread",
+			{ thread_id: d.data.thread_id },
+		);
 		expect(["starting", "running"]).toContain(t.data.latest_run.status);
 		await callTool(client, "t3_interrupt", { thread_id: d.data.thread_id });
 	});
@@ -183,8 +277,16 @@ describe("waiting", () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "long task" });
 		const progress: unknown[] = [];
-		const pending = wait(client, { thread_id: d.data.thread_id }, { onprogress: (p) => progress.push(p) });
-		await until(() => progress.length >= 2, 10_000, "two progress notifications");
+		const pending = wait(
+			client,
+			{ thread_id: d.data.thread_id },
+			{ onprogress: (p) => progress.push(p) },
+		);
+		await until(
+			() => progress.length >= 2,
+			10_000,
+			"two progress notifications",
+		);
 		await callTool(client, "t3_interrupt", { thread_id: d.data.thread_id });
 		expect((await pending).data.outcome).toBe("interrupted");
 		expect(JSON.stringify(progress[0])).toContain("elapsed");
@@ -196,13 +298,25 @@ describe("waiting", () => {
 		const pending = wait(client, { thread_id: d.data.thread_id });
 		const sim = stack.sim();
 		const machine = stack.server.services.fleet.get("demo")?.machine;
-		await until(async () => {
-			const t = await callTool<{ latest_run: { status: string } }>(client, "t3_thread", { thread_id: d.data.thread_id });
-			return t.data.latest_run?.status === "running";
-		}, 10_000, "running");
+		await until(
+			async () => {
+				const t = await callTool<{ latest_run: { status: string } }>(
+					client,
+					"t3_thread",
+					{ thread_id: d.data.thread_id },
+				);
+				return t.data.latest_run?.status === "running";
+			},
+			10_000,
+			"running",
+		);
 		sim.dropSockets();
 		sim.finishRun(d.data.thread_id);
-		await until(() => machine?.status().state === "online", 15_000, "back online");
+		await until(
+			() => machine?.status().state === "online",
+			15_000,
+			"back online",
+		);
 		const w = await pending;
 		expect(w.data.outcome).toBe("completed");
 		expect(w.data.message).toBe("The long task is done.");
@@ -213,26 +327,48 @@ describe("waiting", () => {
 		const d = await dispatch(client, { prompt: "approve this command" });
 		const q = await wait(client, { thread_id: d.data.thread_id });
 		expect(q.data.outcome).toBe("question");
-		expect(q.data.question).toMatchObject({ kind: "approval", prompt: "sim agent wants to list files", questions: [] });
-		const wrong = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { x: "y" } });
+		expect(q.data.question).toMatchObject({
+			kind: "approval",
+			prompt: "sim agent wants to list files",
+			questions: [],
+		});
+		const wrong = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { x: "y" },
+		});
 		expect(wrong.isError).toBe(true);
 		expect(wrong.text).toContain('decision: "accept" or "decline"');
-		const a = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, decision: "accept" });
+		const a = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			decision: "accept",
+		});
 		expect(a.isError).toBe(false);
 		const w = await wait(client, { thread_id: d.data.thread_id });
-		expect(w.data).toMatchObject({ outcome: "completed", message: "Command approved and run." });
+		expect(w.data).toMatchObject({
+			outcome: "completed",
+			message: "Command approved and run.",
+		});
 	});
 });
 
 describe("idempotency", () => {
 	test("the same request_id returns the same thread and starts no second run", async () => {
 		const client = await stack.client();
-		const one = await dispatch(client, { prompt: "only once", request_id: "req-1" });
-		const two = await dispatch(client, { prompt: "only once", request_id: "req-1" });
+		const one = await dispatch(client, {
+			prompt: "only once",
+			request_id: "req-1",
+		});
+		const two = await dispatch(client, {
+			prompt: "only once",
+			request_id: "req-1",
+		});
 		expect(two.data.thread_id).toBe(one.data.thread_id);
 		expect(two.data.run_id).toBe(one.data.run_id);
 		await wait(client, { thread_id: one.data.thread_id });
-		const t = await callTool<{ runs: unknown[] }>(client, "t3_thread", { thread_id: one.data.thread_id, turns: 5 });
+		const t = await callTool<{ runs: unknown[] }>(client, "t3_thread", {
+			thread_id: one.data.thread_id,
+			turns: 5,
+		});
 		expect(t.data.runs).toHaveLength(1);
 	});
 
@@ -244,27 +380,94 @@ describe("idempotency", () => {
 		const d = await dispatch(client, { prompt: "reply gets lost" });
 		expect(d.isError).toBe(false);
 		expect(sim.threadIds().length).toBe(before + 1);
-		expect((await wait(client, { thread_id: d.data.thread_id })).data.outcome).toBe("completed");
+		expect(
+			(await wait(client, { thread_id: d.data.thread_id })).data.outcome,
+		).toBe("completed");
 	});
 });
 
 describe("bad arguments", () => {
 	const cases: [string, string, Record<string, unknown>, string][] = [
-		["empty prompt", "t3_dispatch", { machine: "demo", project: "demo", prompt: "  " }, "prompt: must not be empty."],
-		["oversized prompt", "t3_dispatch", { machine: "demo", project: "demo", prompt: "x".repeat(100_001) }, "is over the limit of 100000"],
-		["unknown machine", "t3_dispatch", { machine: "mars", project: "demo", prompt: "hi" }, 'Unknown machine "mars". Configured machines: demo.'],
-		["unknown project", "t3_dispatch", { machine: "demo", project: "nope", prompt: "hi" }, 'Unknown project "nope" on machine "demo". Projects there:'],
-		["hidden project", "t3_dispatch", { machine: "demo", project: "secret", prompt: "hi" }, 'Unknown project "secret"'],
-		["ambiguous project", "t3_dispatch", { machine: "demo", project: "twin", prompt: "hi" }, 'Project "twin" is ambiguous on machine "demo"'],
-		["no machine for a new thread", "t3_dispatch", { prompt: "hi" }, "machine: required to start a new thread"],
-		["bad model", "t3_dispatch", { machine: "demo", project: "demo", prompt: "hi", model: "nomodel" }, 'model: expected "<providerInstance>/<model>"'],
+		[
+			"empty prompt",
+			"t3_dispatch",
+			{ machine: "demo", project: "demo", prompt: "  " },
+			"prompt: must not be empty.",
+		],
+		[
+			"oversized prompt",
+			"t3_dispatch",
+			{ machine: "demo", project: "demo", prompt: "x".repeat(100_001) },
+			"is over the limit of 100000",
+		],
+		[
+			"unknown machine",
+			"t3_dispatch",
+			{ machine: "mars", project: "demo", prompt: "hi" },
+			'Unknown machine "mars". Configured machines: demo.',
+		],
+		[
+			"unknown project",
+			"t3_dispatch",
+			{ machine: "demo", project: "nope", prompt: "hi" },
+			'Unknown project "nope" on machine "demo". Projects there:',
+		],
+		[
+			"hidden project",
+			"t3_dispatch",
+			{ machine: "demo", project: "secret", prompt: "hi" },
+			'Unknown project "secret"',
+		],
+		[
+			"ambiguous project",
+			"t3_dispatch",
+			{ machine: "demo", project: "twin", prompt: "hi" },
+			'Project "twin" is ambiguous on machine "demo"',
+		],
+		[
+			"no machine for a new thread",
+			"t3_dispatch",
+			{ prompt: "hi" },
+			"machine: required to start a new thread",
+		],
+		[
+			"bad model",
+			"t3_dispatch",
+			{ machine: "demo", project: "demo", prompt: "hi", model: "nomodel" },
+			'model: expected "<providerInstance>/<model>"',
+		],
 		["wait with neither id", "t3_wait", {}, "Pass exactly one of thread_id"],
-		["wait with both ids", "t3_wait", { thread_id: "a", thread_ids: ["b"] }, "Pass exactly one of thread_id"],
-		["wait timeout too large", "t3_wait", { thread_id: "a", timeout: 7200 }, "timeout"],
-		["unknown thread", "t3_wait", { thread_id: "no-such-thread" }, 'Thread "no-such-thread" was not found on any machine.'],
+		[
+			"wait with both ids",
+			"t3_wait",
+			{ thread_id: "a", thread_ids: ["b"] },
+			"Pass exactly one of thread_id",
+		],
+		[
+			"wait timeout too large",
+			"t3_wait",
+			{ thread_id: "a", timeout: 7200 },
+			"timeout",
+		],
+		[
+			"unknown thread",
+			"t3_wait",
+			{ thread_id: "no-such-thread" },
+			'Thread "no-such-thread" was not found on any machine.',
+		],
 		["turns out of range", "t3_thread", { thread_id: "a", turns: 0 }, "turns"],
-		["bad decision", "t3_answer", { thread_id: "a", decision: "maybe" }, "decision"],
-		["watch with one argument", "t3_watch", { enabled: true }, "Pass both thread_id and enabled"],
+		[
+			"bad decision",
+			"t3_answer",
+			{ thread_id: "a", decision: "maybe" },
+			"decision",
+		],
+		[
+			"watch with one argument",
+			"t3_watch",
+			{ enabled: true },
+			"Pass both thread_id and enabled",
+		],
 	];
 	test.each(cases)("%s", async (_name, tool, args, message) => {
 		const client = await stack.client();
@@ -276,21 +479,51 @@ describe("bad arguments", () => {
 	test("answers are checked against the pending question", async () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "ask me again" });
-		expect((await wait(client, { thread_id: d.data.thread_id })).data.outcome).toBe("question");
+		expect(
+			(await wait(client, { thread_id: d.data.thread_id })).data.outcome,
+		).toBe("question");
 		const id = d.data.thread_id;
-		const unknown = await callTool(client, "t3_answer", { thread_id: id, answers: { size: "big" } });
-		expect(unknown.text).toContain('answers: unknown question id "size". Questions: "color" (Which color should I use?; options: "Red", "Blue")');
-		const missing = await callTool(client, "t3_answer", { thread_id: id, answers: {} });
-		expect(missing.text).toContain('answers: missing an answer for question "color"');
-		const list = await callTool(client, "t3_answer", { thread_id: id, answers: { color: ["Red", "Blue"] } });
-		expect(list.text).toContain("answers.color: this question takes one answer, not a list.");
-		const decision = await callTool(client, "t3_answer", { thread_id: id, decision: "accept" });
-		expect(decision.text).toContain("decision: the pending request is a question, not an approval");
-		const custom = await callTool(client, "t3_answer", { thread_id: id, answers: { color: "Green" } });
+		const unknown = await callTool(client, "t3_answer", {
+			thread_id: id,
+			answers: { size: "big" },
+		});
+		expect(unknown.text).toContain(
+			'answers: unknown question id "size". Questions: "color" (Which color should I use?; options: "Red", "Blue")',
+		);
+		const missing = await callTool(client, "t3_answer", {
+			thread_id: id,
+			answers: {},
+		});
+		expect(missing.text).toContain(
+			'answers: missing an answer for question "color"',
+		);
+		const list = await callTool(client, "t3_answer", {
+			thread_id: id,
+			answers: { color: ["Red", "Blue"] },
+		});
+		expect(list.text).toContain(
+			"answers.color: this question takes one answer, not a list.",
+		);
+		const decision = await callTool(client, "t3_answer", {
+			thread_id: id,
+			decision: "accept",
+		});
+		expect(decision.text).toContain(
+			"decision: the pending request is a question, not an approval",
+		);
+		const custom = await callTool(client, "t3_answer", {
+			thread_id: id,
+			answers: { color: "Green" },
+		});
 		expect(custom.isError).toBe(false);
 		expect(custom.data.custom).toEqual(["color"]);
-		expect((await wait(client, { thread_id: id })).data.message).toBe("You chose Green.");
-		const nothing = await callTool(client, "t3_answer", { thread_id: id, answers: { color: "Red" } });
+		expect((await wait(client, { thread_id: id })).data.message).toBe(
+			"You chose Green.",
+		);
+		const nothing = await callTool(client, "t3_answer", {
+			thread_id: id,
+			answers: { color: "Red" },
+		});
 		expect(nothing.text).toContain(`Nothing is pending on thread "${id}"`);
 	});
 });
@@ -300,24 +533,42 @@ describe("question variants", () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "ask me strictly" });
 		const q = await wait(client, { thread_id: d.data.thread_id });
-		expect(q.data.question?.questions[0]).toMatchObject({ allow_custom: false });
-		const refused = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Green" } });
+		expect(q.data.question?.questions[0]).toMatchObject({
+			allow_custom: false,
+		});
+		const refused = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { color: "Green" },
+		});
 		expect(refused.isError).toBe(true);
 		expect(refused.text).toBe(
 			'answers.color: "Green" is not an option and this question allows no free text. Options: "Red", "Blue".',
 		);
-		const ok = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { color: "Blue" } });
+		const ok = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { color: "Blue" },
+		});
 		expect(ok.isError).toBe(false);
-		expect((await wait(client, { thread_id: d.data.thread_id })).data.message).toBe("You chose blue.");
+		expect(
+			(await wait(client, { thread_id: d.data.thread_id })).data.message,
+		).toBe("You chose blue.");
 	});
 
 	test("a multi-select question takes a list of labels, sent as their values", async () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "ask me several things" });
 		const q = await wait(client, { thread_id: d.data.thread_id });
-		expect(q.data.question?.questions[0]).toMatchObject({ id: "toppings", multi_select: true });
-		const a = await callTool(client, "t3_answer", { thread_id: d.data.thread_id, answers: { toppings: ["Cheese", "Basil"] } });
+		expect(q.data.question?.questions[0]).toMatchObject({
+			id: "toppings",
+			multi_select: true,
+		});
+		const a = await callTool(client, "t3_answer", {
+			thread_id: d.data.thread_id,
+			answers: { toppings: ["Cheese", "Basil"] },
+		});
 		expect(a.isError).toBe(false);
-		expect((await wait(client, { thread_id: d.data.thread_id })).data.message).toBe("You chose cheese, basil.");
+		expect(
+			(await wait(client, { thread_id: d.data.thread_id })).data.message,
+		).toBe("You chose cheese, basil.");
 	});
 });

@@ -18,8 +18,15 @@ export const t3Watch = defineTool({
 	description:
 		"Without arguments: list the threads this server tracks, split into watched (their run outcomes and questions are sent as webhook events to your conversation) and unwatched. With thread_id and enabled: turn events for that thread on or off; watching a thread started elsewhere routes its future events to this conversation.",
 	inputSchema: z.object({
-		thread_id: z.string().min(1).optional().describe("The thread to change; pass together with enabled."),
-		enabled: z.boolean().optional().describe("true to send this thread's events, false to stop them."),
+		thread_id: z
+			.string()
+			.min(1)
+			.optional()
+			.describe("The thread to change; pass together with enabled."),
+		enabled: z
+			.boolean()
+			.optional()
+			.describe("true to send this thread's events, false to stop them."),
 	}),
 	// One object schema for both forms (MCP wants an object): a list has watched/unwatched arrays,
 	// a change has thread_id and a boolean watched.
@@ -28,16 +35,26 @@ export const t3Watch = defineTool({
 		watched: z.union([z.array(tracked), z.boolean()]),
 		unwatched: z.array(tracked).optional(),
 	}),
-	annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+	annotations: {
+		readOnlyHint: false,
+		destructiveHint: false,
+		idempotentHint: true,
+		openWorldHint: false,
+	},
 	async handler({ thread_id, enabled }, ctx, services) {
-		if (thread_id === undefined && enabled === undefined) return ok(listTracked(services.threadDeps));
+		if (thread_id === undefined && enabled === undefined)
+			return ok(listTracked(services.threadDeps));
 		if (thread_id === undefined || enabled === undefined) {
 			throw new ToolFailure(
 				"Pass both thread_id and enabled to change a thread, or neither to list the tracked threads.",
 			);
 		}
-		const result = await setWatch(services.threadDeps, thread_id, enabled, ctx.origin, (id) =>
-			services.events.tracker.check(id),
+		const result = await setWatch(
+			services.threadDeps,
+			thread_id,
+			enabled,
+			ctx.origin,
+			(id) => services.events.tracker.check(id),
 		);
 		return ok(result);
 	},

@@ -17,7 +17,13 @@ export const t3Machines = defineTool({
 			z.object({
 				name: z.string(),
 				url: z.string(),
-				state: z.enum(["connecting", "online", "offline", "unauthorized", "incompatible"]),
+				state: z.enum([
+					"connecting",
+					"online",
+					"offline",
+					"unauthorized",
+					"incompatible",
+				]),
 				reason: z.string().nullable(),
 				server_version: z.string().nullable(),
 				projects: z.array(z.string()),
@@ -25,11 +31,19 @@ export const t3Machines = defineTool({
 			}),
 		),
 	}),
-	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
 	async handler(_args, _ctx, { fleet }) {
 		// Right after start-up a machine is still connecting; a moment usually settles it.
-		const connecting = fleet.list().filter((e) => e.machine.status().state === "connecting");
-		await Promise.all(connecting.map((e) => e.machine.ready(SETTLE_MS).catch(() => {})));
+		const connecting = fleet
+			.list()
+			.filter((e) => e.machine.status().state === "connecting");
+		await Promise.all(
+			connecting.map((e) => e.machine.ready(SETTLE_MS).catch(() => {})),
+		);
 		const machines = fleet.list().map((entry) => {
 			const status = entry.machine.status();
 			return {

@@ -11,7 +11,10 @@ export const t3Projects = defineTool({
 	description:
 		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch.",
 	inputSchema: z.object({
-		machine: z.string().min(1).describe("Machine name, as listed by t3_machines."),
+		machine: z
+			.string()
+			.min(1)
+			.describe("Machine name, as listed by t3_machines."),
 	}),
 	outputSchema: z.object({
 		machine: z.string(),
@@ -25,7 +28,11 @@ export const t3Projects = defineTool({
 			}),
 		),
 	}),
-	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
 	async handler({ machine }, _ctx, services) {
 		const entry = resolveMachine(services.threadDeps, machine);
 		const threads = entry.machine.threads();

@@ -11,30 +11,52 @@ export const t3Dispatch = defineTool({
 	description:
 		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine`; with thread_id it sends a follow-up message to that existing thread (queued if the thread is busy; machine/project may then be omitted). Runs have full access to the project's workspace. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass request_id to make a retry of this call safe: the same request_id never starts a second run.",
 	inputSchema: z.object({
-		machine: z.string().min(1).optional().describe("Machine name from t3_machines. Required for a new thread."),
+		machine: z
+			.string()
+			.min(1)
+			.optional()
+			.describe("Machine name from t3_machines. Required for a new thread."),
 		project: z
 			.string()
 			.min(1)
 			.optional()
-			.describe("Project id, title or workspace path from t3_projects. Required for a new thread."),
+			.describe(
+				"Project id, title or workspace path from t3_projects. Required for a new thread.",
+			),
 		prompt: z.string().describe("The task or message for the coding agent."),
-		title: z.string().max(200).optional().describe("Thread title for a new thread (default: derived from the prompt)."),
+		title: z
+			.string()
+			.max(200)
+			.optional()
+			.describe(
+				"Thread title for a new thread (default: derived from the prompt).",
+			),
 		model: z
 			.string()
 			.min(1)
 			.optional()
-			.describe('Model override as "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5" (default: the machine\'s model).'),
-		thread_id: z.string().min(1).optional().describe("Continue this existing thread instead of creating one."),
+			.describe(
+				'Model override as "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5" (default: the machine\'s model).',
+			),
+		thread_id: z
+			.string()
+			.min(1)
+			.optional()
+			.describe("Continue this existing thread instead of creating one."),
 		watch: z
 			.boolean()
 			.optional()
-			.describe("Send this thread's events (completed, failed, question…) to the webhook (default true)."),
+			.describe(
+				"Send this thread's events (completed, failed, question…) to the webhook (default true).",
+			),
 		request_id: z
 			.string()
 			.min(1)
 			.max(200)
 			.optional()
-			.describe("Your idempotency key: repeating a call with the same request_id returns the first call's thread and never starts a second run."),
+			.describe(
+				"Your idempotency key: repeating a call with the same request_id returns the first call's thread and never starts a second run.",
+			),
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
@@ -46,7 +68,12 @@ export const t3Dispatch = defineTool({
 		watched: z.boolean(),
 		origin: z.string().nullable(),
 	}),
-	annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+	annotations: {
+		readOnlyHint: false,
+		destructiveHint: true,
+		idempotentHint: false,
+		openWorldHint: true,
+	},
 	async handler(args, ctx, { threadDeps }) {
 		const result = await dispatch(threadDeps, args, ctx.origin);
 		return ok(

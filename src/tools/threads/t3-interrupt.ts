@@ -16,7 +16,12 @@ export const t3Interrupt = defineTool({
 		run_id: z.string().nullable(),
 		run_status: z.string(),
 	}),
-	annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+	annotations: {
+		readOnlyHint: false,
+		destructiveHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
 	async handler({ thread_id }, _ctx, { threadDeps }) {
 		const { result, note } = await interrupt(threadDeps, thread_id);
 		return ok(result, note);

@@ -63,7 +63,11 @@ export const t3Thread = defineTool({
 		watched: z.boolean(),
 		origin: z.string().nullable(),
 	}),
-	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
 	async handler({ thread_id, turns }, _ctx, { threadDeps }) {
 		return ok(await readThread(threadDeps, thread_id, turns ?? 1));
 	},

@@ -11,9 +11,13 @@ export const t3Wait = defineTool({
 	name: "t3_wait",
 	title: "Wait for a T3 run",
 	description:
-		"Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent's final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is \"timeout\": the run keeps going, nothing is interrupted; simply call t3_wait again.",
+		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout": the run keeps going, nothing is interrupted; simply call t3_wait again.',
 	inputSchema: z.object({
-		thread_id: z.string().min(1).optional().describe("The thread to wait on. Pass this or thread_ids, not both."),
+		thread_id: z
+			.string()
+			.min(1)
+			.optional()
+			.describe("The thread to wait on. Pass this or thread_ids, not both."),
 		thread_ids: z
 			.array(z.string().min(1))
 			.min(1)
@@ -25,11 +29,19 @@ export const t3Wait = defineTool({
 			.min(0)
 			.max(MAX_WAIT_S)
 			.optional()
-			.describe(`Seconds to wait at most (default set by the server, 600 unless configured; max ${MAX_WAIT_S}).`),
+			.describe(
+				`Seconds to wait at most (default set by the server, 600 unless configured; max ${MAX_WAIT_S}).`,
+			),
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
-		outcome: z.enum(["completed", "interrupted", "failed", "question", "timeout"]),
+		outcome: z.enum([
+			"completed",
+			"interrupted",
+			"failed",
+			"question",
+			"timeout",
+		]),
 		run_id: z.string().nullable(),
 		run_status: z.string().nullable(),
 		message: z.string().nullable(),
@@ -37,10 +49,16 @@ export const t3Wait = defineTool({
 		question: questionSchema,
 		elapsed_s: z.number(),
 	}),
-	annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
 	async handler({ thread_id, thread_ids, timeout }, ctx, { threadDeps }) {
 		if ((thread_id === undefined) === (thread_ids === undefined)) {
-			throw new ToolFailure("Pass exactly one of thread_id (one thread) or thread_ids (several threads).");
+			throw new ToolFailure(
+				"Pass exactly one of thread_id (one thread) or thread_ids (several threads).",
+			);
 		}
 		const ids = thread_ids ? [...new Set(thread_ids)] : [thread_id as string];
 		const result = await waitForThreads(threadDeps, ids, {
