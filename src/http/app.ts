@@ -30,7 +30,10 @@ export function createApp(services: Services): Hono {
 	});
 	// DNS-rebinding and browser checks apply to every route; the bearer only to /mcp and
 	// /metrics, so `healthcheck` and container probes need no secret.
-	app.use("*", hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }));
+	app.use(
+		"*",
+		hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }),
+	);
 	app.use("*", originGuard(server.allowedOrigins));
 	app.get("/healthz", (c) => c.json(healthReport(services)));
 	app.use("/mcp", bearerGuard(server.token));

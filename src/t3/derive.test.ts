@@ -164,7 +164,10 @@ describe("derive from the captured projections", () => {
 		).toHaveLength(1);
 		// …but a shell lagging behind a projection that shows it resolved reports nothing.
 		expect(
-			pendingQuestion(projection, { id: request?.id as string, kind: "user_input" }),
+			pendingQuestion(projection, {
+				id: request?.id as string,
+				kind: "user_input",
+			}),
 		).toBeNull();
 	});
 
@@ -425,7 +428,10 @@ describe("derive from released-shape projections", () => {
 });
 
 /** A copy of the projection in which one runtime request is still pending. */
-function withPending(projection: ThreadProjection, requestId: string): ThreadProjection {
+function withPending(
+	projection: ThreadProjection,
+	requestId: string,
+): ThreadProjection {
 	return {
 		...projection,
 		runtimeRequests: projection.runtimeRequests.map((r) =>
