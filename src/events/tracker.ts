@@ -127,9 +127,9 @@ export function createTracker(deps: TrackerDeps): Tracker {
 
 	async function evaluate(deps: TrackerDeps, threadId: string): Promise<void> {
 		const record = deps.threads.get(threadId);
-		if (!record || record.watched !== 1) return;
+		if (record?.watched !== 1) return;
 		const entry = machineOf(record);
-		if (!entry || entry.machine.status().state !== "online") return;
+		if (entry?.machine.status().state !== "online") return;
 		const shell = entry.machine.thread(threadId);
 		if (!shell) {
 			await forgetIfGone(deps, entry, record);
@@ -153,7 +153,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		const project = deps.fleet.project(entry, projection.thread.projectId);
 		if (!project) return;
 		const fresh = deps.threads.get(threadId);
-		if (!fresh || fresh.watched !== 1) return;
+		if (fresh?.watched !== 1) return;
 		const emitted = deps.db.transaction(() => {
 			const bodies = transitions(
 				deps,

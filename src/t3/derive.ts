@@ -138,8 +138,11 @@ export function pendingQuestion(
 	if (shellPending !== undefined) {
 		if (shellPending === null) return null;
 		// The shell may lag the projection: a request the projection shows resolved is over.
-		const known = projection.runtimeRequests.find((r) => r.id === shellPending.id);
-		request = known && known.status !== "pending" ? newestPending() : shellPending;
+		const known = projection.runtimeRequests.find(
+			(r) => r.id === shellPending.id,
+		);
+		request =
+			known && known.status !== "pending" ? newestPending() : shellPending;
 	} else {
 		request = newestPending();
 	}
