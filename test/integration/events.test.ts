@@ -433,3 +433,41 @@ describe("delivery failures", () => {
 		);
 	});
 });
+
+describe("contract", () => {
+	test("the webhook body and headers are pinned", async () => {
+		const client = await stack.client({
+			headers: { "X-Conversation-Origin": "conv-snapshot" },
+		});
+		const d = await dispatch(client, { prompt: "pin me" });
+		await until(() => forThread(d.thread_id).length === 1, 10_000, "delivery");
+		const [delivery] = forThread(d.thread_id) as [Delivery];
+		const stable = {
+			...delivery.body,
+			id: "evt_…",
+			occurred_at: "…",
+			thread_id: "…",
+			run_id: "…",
+			project: { ...(delivery.body.project as object), id: "…" },
+		};
+		const headers = Object.keys(delivery.headers)
+			.filter(
+				(h) =>
+					![
+						"host",
+						"connection",
+						"accept",
+						"accept-encoding",
+						"content-length",
+					].includes(h),
+			)
+			.sort();
+		expect({ body: stable, headers }).toMatchSnapshot();
+		expect(delivery.headers["webhook-signature"]).toMatch(
+			/^v1,[A-Za-z0-9+/]+=*$/,
+		);
+		expect(Number(delivery.headers["webhook-timestamp"])).toBeGreaterThan(
+			1_700_000_000,
+		);
+	});
+});
