@@ -572,3 +572,28 @@ describe("question variants", () => {
 		).toBe("You chose cheese, basil.");
 	});
 });
+
+describe("abandoned waits", () => {
+	test("a client that goes away (2026 era) frees the wait; the run keeps going", async () => {
+		const { activeWaits } = await import("../../src/threads/wait.ts");
+		const client = await stack.client({ era: "modern" });
+		const d = await dispatch(client, { prompt: "long task" });
+		const controller = new AbortController();
+		const pending = wait(
+			client,
+			{ thread_id: d.data.thread_id, timeout: 600 },
+			{ signal: controller.signal },
+		).catch((error: unknown) => error);
+		await until(() => activeWaits() > 0, 10_000, "the wait to start");
+		controller.abort();
+		await pending;
+		await until(() => activeWaits() === 0, 10_000, "the wait to be freed");
+		const t = await callTool<{ latest_run: { status: string } }>(
+			client,
+			"t3_thread",
+			{ thread_id: d.data.thread_id },
+		);
+		expect(["starting", "running"]).toContain(t.data.latest_run.status);
+		await callTool(client, "t3_interrupt", { thread_id: d.data.thread_id });
+	});
+});
