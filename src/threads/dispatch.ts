@@ -106,30 +106,19 @@ async function launch(
 		initialMessage: { messageId, text: args.prompt, attachments: [] },
 	};
 	const watched = args.watch ?? true;
-	const now = deps.now();
-	deps.db.transaction(() => {
-		deps.threads.upsert({
-			threadId,
-			machine: entry.config.name,
-			projectId: project.id,
-			title,
-			origin,
-			watched,
-			now,
-		});
-		deps.dispatches.insert({
-			command_id: input.commandId,
-			thread_id: threadId,
-			machine: entry.config.name,
-			kind: "launch",
-			message_id: messageId,
-			request_id: args.request_id ?? null,
-			origin,
-			payload: JSON.stringify(input),
-			created_at: now,
-		});
-	})();
-	const record = deps.dispatches.byMessageId(messageId) as DispatchRecord;
+	const record = recordDispatch(deps, {
+		entry,
+		threadId,
+		projectId: project.id,
+		title,
+		origin,
+		watched,
+		kind: "launch",
+		messageId,
+		requestId: args.request_id,
+		command: input,
+		baseline: undefined,
+	});
 	const projection = await send(deps, entry, record, true);
 	return finish(deps, entry, record, project, projection, watched);
 }
@@ -191,36 +180,74 @@ async function continueThread(
 		);
 	}
 	const watched = args.watch ?? true;
+	// Runs that finished before we first tracked this thread never produce events.
+	const baseline = deps.threads.get(threadId)
+		? undefined
+		: (latestRun(projection)?.ordinal ?? 0);
+	const record = recordDispatch(deps, {
+		entry,
+		threadId,
+		projectId: project.id,
+		title: thread.title,
+		origin,
+		watched,
+		kind: "message",
+		messageId,
+		requestId: args.request_id,
+		command,
+		baseline,
+	});
+	const after = await send(deps, entry, record, true);
+	return finish(deps, entry, record, project, after, watched);
+}
+
+/**
+ * Records the thread (origin, watched) and the exact command in one transaction, before the
+ * command is sent: a crash after this point still knows which run to wait for.
+ */
+function recordDispatch(
+	deps: ThreadDeps,
+	d: {
+		entry: FleetMachine;
+		threadId: string;
+		projectId: string;
+		title: string;
+		origin: string | null;
+		watched: boolean;
+		kind: DispatchRecord["kind"];
+		messageId: string;
+		requestId: string | undefined;
+		command: { commandId: string };
+		baseline: number | undefined;
+	},
+): DispatchRecord {
 	const now = deps.now();
-	const known = deps.threads.get(threadId);
+	const machine = d.entry.config.name;
 	deps.db.transaction(() => {
 		deps.threads.upsert({
-			threadId,
-			machine: entry.config.name,
-			projectId: project.id,
-			title: thread.title,
-			origin,
-			watched,
+			threadId: d.threadId,
+			machine,
+			projectId: d.projectId,
+			title: d.title,
+			origin: d.origin,
+			watched: d.watched,
 			now,
 		});
-		// Runs that finished before we first tracked this thread never produce events.
-		if (!known)
-			deps.threads.setBaseline(threadId, latestRun(projection)?.ordinal ?? 0);
+		if (d.baseline !== undefined)
+			deps.threads.setBaseline(d.threadId, d.baseline);
 		deps.dispatches.insert({
-			command_id: command.commandId,
-			thread_id: threadId,
-			machine: entry.config.name,
-			kind: "message",
-			message_id: messageId,
-			request_id: args.request_id ?? null,
-			origin,
-			payload: JSON.stringify(command),
+			command_id: d.command.commandId,
+			thread_id: d.threadId,
+			machine,
+			kind: d.kind,
+			message_id: d.messageId,
+			request_id: d.requestId ?? null,
+			origin: d.origin,
+			payload: JSON.stringify(d.command),
 			created_at: now,
 		});
 	})();
-	const record = deps.dispatches.byMessageId(messageId) as DispatchRecord;
-	const after = await send(deps, entry, record, true);
-	return finish(deps, entry, record, project, after, watched);
+	return deps.dispatches.byMessageId(d.messageId) as DispatchRecord;
 }
 
 /** A client retry with a known request_id: re-send the stored command if it was never confirmed. */

@@ -285,3 +285,38 @@ export function shellSubscriptions(sim: Sim): (number | undefined)[] {
 		)
 		.map((m) => m.payload?.afterSequence);
 }
+
+/** Waits until the thread's latest run is `running` (read through t3_thread). */
+export async function untilRunning(
+	client: Client,
+	threadId: string,
+): Promise<void> {
+	await until(
+		async () => {
+			const t = await callTool<{ latest_run: { status: string } | null }>(
+				client,
+				"t3_thread",
+				{
+					thread_id: threadId,
+				},
+			);
+			return t.data.latest_run?.status === "running";
+		},
+		10_000,
+		"run to be running",
+	);
+}
+
+/** The official MCP client (2025 era) on a server URL, with extra headers. */
+export async function connectClient(
+	url: string,
+	headers: Record<string, string> = {},
+): Promise<Client> {
+	const client = new Client({ name: "t3code-mcp-test", version: "1.0.0" });
+	await client.connect(
+		new StreamableHTTPClientTransport(new URL(url), {
+			requestInit: { headers },
+		}),
+	);
+	return client;
+}

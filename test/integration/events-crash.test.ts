@@ -6,10 +6,6 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-	Client,
-	StreamableHTTPClientTransport,
-} from "@modelcontextprotocol/client";
 import { type Sim, startSim } from "../../src/sim/index.ts";
 import { startServerProcess } from "../helpers/process.ts";
 import {
@@ -17,7 +13,7 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
-import { callTool, until } from "../helpers/stack.ts";
+import { callTool, connectClient, until } from "../helpers/stack.ts";
 
 let dir: string;
 let sim: Sim;
@@ -47,12 +43,9 @@ test("kill -9 while the webhook POST is in flight: delivered after restart, same
 	// The receiver accepts the POST but never answers: the transition is recorded, the POST open.
 	receiver.setMode("hang");
 	const first = await startServerProcess(options);
-	const client = new Client({ name: "crash-test", version: "1.0.0" });
-	await client.connect(
-		new StreamableHTTPClientTransport(new URL(first.mcpUrl), {
-			requestInit: { headers: { "X-Conversation-Origin": "conv-crash" } },
-		}),
-	);
+	const client = await connectClient(first.mcpUrl, {
+		"X-Conversation-Origin": "conv-crash",
+	});
 	await until(
 		async () => {
 			const { data } = await callTool<{ machines: { state: string }[] }>(

@@ -24,6 +24,7 @@ import {
 	type Stack,
 	startStack,
 	until,
+	untilRunning,
 } from "../helpers/stack.ts";
 
 let receiver: Receiver;
@@ -68,21 +69,6 @@ async function dispatch(client: Client, args: Record<string, unknown>) {
 	);
 	expect(result.isError).toBe(false);
 	return result.data;
-}
-
-async function untilRunning(client: Client, threadId: string): Promise<void> {
-	await until(
-		async () => {
-			const t = await callTool<{ latest_run: { status: string } }>(
-				client,
-				"t3_thread",
-				{ thread_id: threadId },
-			);
-			return t.data.latest_run?.status === "running";
-		},
-		10_000,
-		"run to be running",
-	);
 }
 
 async function waitFor(client: Client, threadId: string) {

@@ -1,15 +1,7 @@
 /** The HTTP surface around /mcp: health, metrics, Host/Origin checks and the inbound bearer. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
+import { freePort } from "../helpers/process.ts";
 import { callTool, type Stack, startStack } from "../helpers/stack.ts";
-
-async function deadPort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const port = (server.address() as { port: number }).port;
-	await new Promise<void>((resolve) => server.close(() => resolve()));
-	return port;
-}
 
 const listTools = JSON.stringify({
 	jsonrpc: "2.0",
@@ -26,8 +18,8 @@ const mcpHeaders = {
 describe("loopback listener, machines down", () => {
 	let stack: Stack;
 	beforeAll(async () => {
-		const a = await deadPort();
-		const b = await deadPort();
+		const a = await freePort();
+		const b = await freePort();
 		stack = await startStack({
 			machines: [
 				{ name: "a", url: `http://127.0.0.1:${a}` },

@@ -3,7 +3,7 @@
  * T3 machines over real sockets. Covers machine states, allowlists and reconnects.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
+import { freePort } from "../helpers/process.ts";
 import {
 	callTool,
 	ERAS,
@@ -13,15 +13,6 @@ import {
 	startStack,
 	until,
 } from "../helpers/stack.ts";
-
-/** A loopback port with nothing listening (bound, then released). */
-async function deadPort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-	const port = (server.address() as { port: number }).port;
-	await new Promise<void>((resolve) => server.close(() => resolve()));
-	return port;
-}
 
 let stack: Stack;
 beforeAll(async () => {
@@ -38,7 +29,7 @@ beforeAll(async () => {
 				},
 				projects: ["demo", "/home/*"],
 			},
-			{ name: "down", url: `http://127.0.0.1:${await deadPort()}` },
+			{ name: "down", url: `http://127.0.0.1:${await freePort()}` },
 			{ name: "notoken", token: null },
 			{ name: "badtoken", token: "not-the-token" },
 			{ name: "old", sim: { protocol: 1 } },

@@ -6,14 +6,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-	Client,
-	StreamableHTTPClientTransport,
-} from "@modelcontextprotocol/client";
 import { type Sim, startSim } from "../../src/sim/index.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
 import {
 	callTool,
+	connectClient,
 	restartServer,
 	startStack,
 	until,
@@ -29,12 +26,6 @@ afterAll(async () => {
 	await sim.stop();
 	rmSync(dir, { recursive: true, force: true });
 });
-
-async function connect(url: string): Promise<Client> {
-	const client = new Client({ name: "restart-test", version: "1.0.0" });
-	await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-	return client;
-}
 
 test("after a restart on the same state, t3_thread and t3_wait still find the thread", async () => {
 	const stack = await startStack();
@@ -80,7 +71,7 @@ test("kill -9 between a dispatch and its first shell update: after restart t3_wa
 		machines,
 		statePath,
 	});
-	let client = await connect(server.mcpUrl);
+	let client = await connectClient(server.mcpUrl);
 	await until(
 		async () => {
 			const { data } = await callTool<{ machines: { state: string }[] }>(
@@ -106,7 +97,7 @@ test("kill -9 between a dispatch and its first shell update: after restart t3_wa
 	await client.close().catch(() => {});
 	server = await startServerProcess({ dir, machines, statePath });
 	try {
-		client = await connect(server.mcpUrl);
+		client = await connectClient(server.mcpUrl);
 		const w = await callTool<{
 			outcome: string;
 			run_id: string;

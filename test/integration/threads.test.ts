@@ -10,6 +10,7 @@ import {
 	type Stack,
 	startStack,
 	until,
+	untilRunning,
 } from "../helpers/stack.ts";
 
 type Dispatched = {
@@ -135,18 +136,7 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 	test("long task → t3_interrupt → interrupted", async () => {
 		const client = await stack.client({ era });
 		const d = await dispatch(client, { prompt: "long task" });
-		await until(
-			async () => {
-				const t = await callTool<{ latest_run: { status: string } }>(
-					client,
-					"t3_thread",
-					{ thread_id: d.data.thread_id },
-				);
-				return t.data.latest_run?.status === "running";
-			},
-			10_000,
-			"run to be running",
-		);
+		await untilRunning(client, d.data.thread_id);
 		const i = await callTool<{ run_id: string; run_status: string }>(
 			client,
 			"t3_interrupt",
@@ -203,18 +193,7 @@ describe("continuations", () => {
 	test("a follow-up to a busy thread is queued and reported as such", async () => {
 		const client = await stack.client();
 		const busy = await dispatch(client, { prompt: "long task" });
-		await until(
-			async () => {
-				const t = await callTool<{ latest_run: { status: string } }>(
-					client,
-					"t3_thread",
-					{ thread_id: busy.data.thread_id },
-				);
-				return t.data.latest_run?.status === "running";
-			},
-			10_000,
-			"running",
-		);
+		await untilRunning(client, busy.data.thread_id);
 		const queued = await callTool<Dispatched>(client, "t3_dispatch", {
 			thread_id: busy.data.thread_id,
 			prompt: "after that",
@@ -298,18 +277,7 @@ describe("waiting", () => {
 		const pending = wait(client, { thread_id: d.data.thread_id });
 		const sim = stack.sim();
 		const machine = stack.server.services.fleet.get("demo")?.machine;
-		await until(
-			async () => {
-				const t = await callTool<{ latest_run: { status: string } }>(
-					client,
-					"t3_thread",
-					{ thread_id: d.data.thread_id },
-				);
-				return t.data.latest_run?.status === "running";
-			},
-			10_000,
-			"running",
-		);
+		await untilRunning(client, d.data.thread_id);
 		sim.dropSockets();
 		sim.finishRun(d.data.thread_id);
 		await until(
