@@ -40,12 +40,22 @@ function register(
 		},
 		async (args: unknown, ctx: ServerContext) => {
 			const context = toolContext(ctx);
+			const started = performance.now();
+			const done = (outcome: "ok" | "error") => {
+				services.metrics.toolCall(tool.name, outcome);
+				services.log.debug("tool call", {
+					tool: tool.name,
+					outcome,
+					ms: Math.round(performance.now() - started),
+					origin: context.origin,
+				});
+			};
 			try {
 				const result = await tool.handler(args as never, context, services);
-				services.metrics.toolCall(tool.name, result.isError ? "error" : "ok");
+				done(result.isError ? "error" : "ok");
 				return result;
 			} catch (error) {
-				services.metrics.toolCall(tool.name, "error");
+				done("error");
 				if (error instanceof ToolFailure) return toolError(error.message);
 				if (error instanceof T3Error) return toolError(error.message);
 				services.log.error("tool failed", { tool: tool.name, error });

@@ -388,6 +388,41 @@ describe("coalescing and reconnects", () => {
 	});
 });
 
+describe("threads that go away", () => {
+	test("an archived watched thread stops being tracked quietly", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "archive me later" });
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"completion event",
+		);
+		const machine = stack.server.services.fleet.get("demo")?.machine;
+		await machine?.dispatch({
+			type: "thread.archive",
+			commandId: crypto.randomUUID(),
+			threadId: d.thread_id,
+		});
+		await until(
+			() =>
+				stack.server.services.threadDeps.threads.get(d.thread_id)?.watched ===
+				0,
+			10_000,
+			"watch to stop",
+		);
+		await settle();
+		expect(forThread(d.thread_id)).toHaveLength(1);
+		const listed = await callTool<{ unwatched: { thread_id: string }[] }>(
+			client,
+			"t3_watch",
+			{},
+		);
+		expect(listed.data.unwatched.map((t) => t.thread_id)).toContain(
+			d.thread_id,
+		);
+	});
+});
+
 describe("delivery failures", () => {
 	test("410 dead-letters the event; /healthz shows it; replay delivers it", async () => {
 		receiver.setMode({ status: 410 });

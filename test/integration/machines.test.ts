@@ -182,3 +182,35 @@ describe("reconnect", () => {
 		expect(thread.isError).toBe(false);
 	});
 });
+
+describe("flow control", () => {
+	test("every Chunk the sim sent was acked: no stalled stream after a burst of runs", async () => {
+		const client = await stack.client();
+		const ids = await Promise.all(
+			[1, 2, 3, 4, 5].map(async (n) => {
+				const d = await callTool<{ thread_id: string }>(client, "t3_dispatch", {
+					machine: "demo",
+					project: "demo",
+					prompt: `burst ${n}`,
+				});
+				return d.data.thread_id;
+			}),
+		);
+		const waited = await Promise.all(
+			ids.map((id) =>
+				callTool<{ outcome: string }>(client, "t3_wait", {
+					thread_id: id,
+					timeout: 20,
+				}),
+			),
+		);
+		expect(waited.map((w) => w.data.outcome)).toEqual(
+			Array(5).fill("completed"),
+		);
+		await until(
+			() => stack.sim("demo").stats().unackedChunks === 0,
+			5_000,
+			"all chunks acked",
+		);
+	});
+});
