@@ -17,7 +17,7 @@ import type {
 } from "../../src/config/types.ts";
 import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
 import type { Clock } from "../../src/util/clock.ts";
-import { silentLogger } from "../../src/util/log.ts";
+import { type Logger, silentLogger } from "../../src/util/log.ts";
 
 export type Era = "legacy" | "modern";
 export const ERAS: Era[] = ["legacy", "modern"];
@@ -42,6 +42,7 @@ export interface StackOptions {
 	progressIntervalMs?: number;
 	clock?: Clock;
 	retryScheduleS?: number[];
+	log?: Logger;
 }
 
 export interface Stack {
@@ -119,7 +120,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		},
 	});
 	const serviceOptions = {
-		log: silentLogger,
+		log: options.log ?? silentLogger,
 		progressIntervalMs: options.progressIntervalMs,
 		clock: options.clock,
 		retryScheduleS: options.retryScheduleS,
