@@ -59,6 +59,10 @@ export interface DrillStack {
 	dir: string;
 	/** Every log line of the server (level debug and up). */
 	logs: LogLine[];
+	/** The first (or the named) simulator. */
+	sim(name?: string): Sim;
+	/** The connector's record of a thread and its outbox rows, for a lost-event note. */
+	explain(threadId: string): string;
 	stop(): Promise<void>;
 }
 
@@ -127,12 +131,33 @@ export async function startDrillStack(
 		statePath,
 		dir,
 		logs,
+		explain(threadId) {
+			const services = server.services;
+			const record = services.threadDeps.threads.get(threadId);
+			const rows = services.events.outbox
+				.forThread(threadId)
+				.map((r) => `${r.type}/${r.status}/${r.attempts}`);
+			const machine = record
+				? services.fleet.get(record.machine)?.machine.thread(threadId)
+				: undefined;
+			return `record ${JSON.stringify(record && { watched: record.watched, last_run_id: record.last_run_id, last_status: record.last_status, baseline: record.baseline_ordinal })}; outbox [${rows.join(", ")}]; shell ${JSON.stringify(machine && { latestRunId: machine.latestRunId, status: machine.status })}`;
+		},
+		sim(name) {
+			const sim = name ? sims.get(name) : sims.values().next().value;
+			if (!sim) throw new Error(`no sim ${name}`);
+			return sim;
+		},
 		async stop() {
 			await client.close().catch(() => {});
-			await server.stop();
+			// Stop everything even when the server's own stop fails (a drill found a bug).
+			const stopped = await server.stop().then(
+				() => undefined,
+				(error: unknown) => error,
+			);
 			await Promise.all([...sims.values()].map((s) => s.stop()));
 			await receiver.stop();
 			rmSync(dir, { recursive: true, force: true });
+			if (stopped) throw stopped;
 		},
 	};
 }

@@ -58,12 +58,11 @@ export function createDeliveryWorker(
 	const schedule = () => {
 		cancelTimer?.();
 		cancelTimer = undefined;
-		if (stopped || !options.url) return;
+		// While attempts are in flight, each one's end pumps and schedules again: a timer (or
+		// the query for the next due time) here would only spin.
+		if (stopped || !options.url || inFlight.size > 0) return;
 		const at = deps.outbox.nextDueAt();
 		if (at === null) return;
-		// Work due now is either in flight or waiting for a free slot: each attempt's end pumps
-		// again, so a timer here would only spin.
-		if (at <= deps.clock.now() && inFlight.size > 0) return;
 		cancelTimer = deps.clock.setTimer(pump, at - deps.clock.now());
 	};
 

@@ -145,10 +145,9 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			TERMINAL_RUN_STATUSES.has(shell.status) ||
 			(requestId !== null && requestId !== record.last_request_id) ||
 			(record.last_run_id !== null && shell.latestRunId !== record.last_run_id);
-		if (!needsProjection) {
-			deps.threads.observe(threadId, seen(shell), deps.now());
-			return;
-		}
+		// A busy run moving between busy statuses cannot produce an event: nothing to record.
+		// (Persisting every status change cost a synchronous commit per shell update.)
+		if (!needsProjection) return;
 		const { projection } = await entry.machine.getThread(threadId);
 		const project = deps.fleet.project(entry, projection.thread.projectId);
 		if (!project) return;

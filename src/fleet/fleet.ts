@@ -35,6 +35,8 @@ export interface Fleet {
 	stop(): Promise<void>;
 }
 
+const START_STAGGER_MS = 10;
+
 export function createFleet(
 	machines: MachineConfig[],
 	createMachine: (config: MachineConfig) => Machine,
@@ -44,6 +46,7 @@ export function createFleet(
 		return { config, machine: createMachine(config), allows: matcher };
 	});
 	const byName = new Map(entries.map((e) => [e.config.name, e]));
+	const starts: ReturnType<typeof setTimeout>[] = [];
 
 	const project = (entry: FleetMachine, projectId: string) => {
 		const found = entry.machine.projects().find((p) => p.id === projectId);
@@ -67,9 +70,17 @@ export function createFleet(
 			return undefined;
 		},
 		start() {
-			for (const e of entries) e.machine.start();
+			// Staggered, so fifty machines' snapshots and catch-ups do not all land at once.
+			entries.forEach((e, i) => {
+				if (i === 0) e.machine.start();
+				else
+					starts.push(
+						setTimeout(() => e.machine.start(), i * START_STAGGER_MS),
+					);
+			});
 		},
 		async stop() {
+			for (const timer of starts.splice(0)) clearTimeout(timer);
 			await Promise.all(entries.map((e) => e.machine.stop()));
 		},
 	};

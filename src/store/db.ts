@@ -55,6 +55,8 @@ const MIGRATIONS: string[] = [
 		UNIQUE (thread_id, dedupe_key)
 	) STRICT;
 	CREATE INDEX events_pending ON events(status, thread_id, thread_seq);`,
+	// /healthz reads the newest delivery error without scanning delivered history.
+	"CREATE INDEX events_with_error ON events(created_at) WHERE last_error IS NOT NULL;",
 ];
 
 export type Db = Database;

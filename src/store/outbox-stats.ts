@@ -9,23 +9,28 @@ export interface OutboxStats {
 }
 
 export function outboxStats(db: Db, now: number): OutboxStats {
-	const row = db
-		.query<{ pending: number; oldest: number | null; dead: number }, []>(
-			`SELECT SUM(status = 'pending') AS pending, MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest,
-			        SUM(status = 'dead') AS dead FROM events`,
+	// Each query reads only the status index or the rows that carry an error.
+	const pending = db
+		.query<{ n: number; oldest: number | null }, []>(
+			"SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM events WHERE status = 'pending'",
+		)
+		.get();
+	const dead = db
+		.query<{ n: number }, []>(
+			"SELECT COUNT(*) AS n FROM events WHERE status = 'dead'",
 		)
 		.get();
 	const last = db
 		.query<{ last_error: string }, []>(
-			"SELECT last_error FROM events WHERE last_error IS NOT NULL ORDER BY rowid DESC LIMIT 1",
+			"SELECT last_error FROM events WHERE last_error IS NOT NULL ORDER BY created_at DESC LIMIT 1",
 		)
 		.get();
 	return {
-		pending: row?.pending ?? 0,
-		oldestPendingS: row?.oldest
-			? Math.max(0, Math.round((now - row.oldest) / 1000))
+		pending: pending?.n ?? 0,
+		oldestPendingS: pending?.oldest
+			? Math.max(0, Math.round((now - pending.oldest) / 1000))
 			: 0,
-		dead: row?.dead ?? 0,
+		dead: dead?.n ?? 0,
 		lastError: last?.last_error ?? null,
 	};
 }

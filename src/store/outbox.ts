@@ -30,16 +30,13 @@ export function createOutbox(db: Db) {
 		 VALUES ($id, $thread_id, $thread_seq, $dedupe_key, $type, $origin, $body, 'pending', $created_at, $created_at)`,
 	);
 	// The head of each thread's queue only: one thread's events never overtake each other.
+	// (SQLite returns the row holding MIN() for the bare columns of a grouped query.)
+	const heads = `SELECT *, MIN(thread_seq) AS head_seq FROM events WHERE status = 'pending' GROUP BY thread_id`;
 	const due = db.query<EventRow, { now: number; limit: number }>(
-		`SELECT e.* FROM events e
-		 WHERE e.status = 'pending' AND e.next_attempt_at <= $now
-		   AND e.thread_seq = (SELECT MIN(thread_seq) FROM events p WHERE p.thread_id = e.thread_id AND p.status = 'pending')
-		 ORDER BY e.next_attempt_at, e.created_at LIMIT $limit`,
+		`SELECT * FROM (${heads}) WHERE next_attempt_at <= $now ORDER BY next_attempt_at, created_at LIMIT $limit`,
 	);
 	const nextDue = db.query<{ at: number | null }, []>(
-		`SELECT MIN(e.next_attempt_at) AS at FROM events e
-		 WHERE e.status = 'pending'
-		   AND e.thread_seq = (SELECT MIN(thread_seq) FROM events p WHERE p.thread_id = e.thread_id AND p.status = 'pending')`,
+		`SELECT MIN(next_attempt_at) AS at FROM (${heads})`,
 	);
 	const delivered = db.query(
 		"UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = $now, last_error = NULL WHERE id = $id",

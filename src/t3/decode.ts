@@ -162,6 +162,48 @@ export function decodeThreadShell(raw: unknown): ThreadShell {
 	};
 }
 
+/** The thread-shell fields the connector reads; everything else stays on the wire. */
+const SHELL_FIELDS = [
+	"id",
+	"projectId",
+	"title",
+	"providerInstanceId",
+	"modelSelection",
+	"runtimeMode",
+	"interactionMode",
+	"latestRunId",
+	"activeRunId",
+	"status",
+	"pendingRuntimeRequest",
+	"latestUserMessageAt",
+	"lastError",
+	"createdAt",
+	"updatedAt",
+	"archivedAt",
+	"deletedAt",
+] as const;
+const HELD_MESSAGE_CHARS = 500;
+
+/**
+ * A thread shell trimmed for holding in memory for every thread of every machine: a newer
+ * server's extra fields and a long latest message would otherwise be kept thousands of times.
+ */
+export function compactThreadShell(thread: ThreadShell): ThreadShell {
+	const out: Record<string, unknown> = {};
+	for (const key of SHELL_FIELDS)
+		if (thread[key] !== undefined) out[key] = thread[key];
+	const message = thread.latestVisibleMessage;
+	out.latestVisibleMessage = message
+		? {
+				id: message.id,
+				role: message.role,
+				text: message.text.slice(0, HELD_MESSAGE_CHARS),
+				updatedAt: message.updatedAt,
+			}
+		: null;
+	return out as ThreadShell;
+}
+
 export function decodeShellSnapshot(raw: unknown): ShellSnapshot {
 	const obj = record(raw, "shell snapshot");
 	return {

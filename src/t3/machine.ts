@@ -7,6 +7,7 @@
 import type { MachineConfig } from "../config/types.ts";
 import type { Logger } from "../util/log.ts";
 import {
+	compactThreadShell,
 	createUnknownKindReporter,
 	decodeLaunchResult,
 	decodeShellStreamItem,
@@ -88,9 +89,10 @@ export function createMachine(
 	});
 	const reportUnknown = createUnknownKindReporter(log, "shell stream item");
 
+	// A configured machine is about to connect (the fleet staggers starts), not offline.
 	let status: MachineStatus = {
-		state: "offline",
-		reason: `${label} is not started`,
+		state: "connecting",
+		reason: null,
 		serverVersion: null,
 		lastEventAt: null,
 	};
@@ -336,7 +338,9 @@ export function createMachine(
 					return;
 				}
 				const seq = snap.snapshotSequence;
-				const incoming = new Map(snap.threads.map((t) => [t.id, t]));
+				const incoming = new Map(
+					snap.threads.map((t) => [t.id, compactThreadShell(t)]),
+				);
 				for (const id of [...threads.keys()])
 					if (!incoming.has(id)) removeThread(id, seq);
 				for (const thread of incoming.values()) {
@@ -376,7 +380,7 @@ export function createMachine(
 				// Pre-release servers announce archiving as an update in the archive (OBSERVED §6.6 #30).
 				if (item.location !== "active")
 					removeThread(item.thread.id, item.sequence);
-				else upsertThread(item.thread, item.sequence);
+				else upsertThread(compactThreadShell(item.thread), item.sequence);
 				return;
 			case "thread.removed":
 				removeThread(item.threadId, item.sequence);

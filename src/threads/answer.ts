@@ -111,7 +111,8 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	await located.entry.machine.dispatch(command);
 	answered.add(question.request_id);
 	// Only the recent ones matter (T3's own state catches up within moments); keep it bounded.
-	if (answered.size > 1_000) answered.delete(answered.values().next().value as string);
+	if (answered.size > 1_000)
+		answered.delete(answered.values().next().value as string);
 	return {
 		thread_id: args.thread_id,
 		request_id: question.request_id,

@@ -1,0 +1,81 @@
+/**
+ * `bun run bench`: runs each benchmark in turn against simulators on loopback, prints one
+ * table and writes bench/results.json (raw figures + machine info). See bench/README.md.
+ */
+import { cpus, totalmem } from "node:os";
+import { benchFootprint } from "./footprint.ts";
+import { benchHealthz } from "./healthz.ts";
+import { config } from "./lib/config.ts";
+import { ensureBinary } from "./lib/server.ts";
+import { type Row, renderTable } from "./lib/table.ts";
+import { benchLoad } from "./load.ts";
+import { benchOverhead } from "./overhead.ts";
+import { benchThroughput } from "./throughput.ts";
+import { benchWake } from "./wake.ts";
+
+type Bench = () => Promise<{ rows: Row[]; raw: Record<string, unknown> }>;
+
+const BENCHES: [string, Bench][] = [
+	["wake", benchWake],
+	["overhead", benchOverhead],
+	["healthz", benchHealthz],
+	["footprint", benchFootprint],
+	["throughput", benchThroughput],
+	["load", benchLoad],
+];
+
+const started = performance.now();
+const binary = ensureBinary(config.rebuild);
+const rows: Row[] = [];
+const results: Record<string, unknown> = {};
+for (const [name, bench] of BENCHES) {
+	if (config.only && !config.only.includes(name)) continue;
+	const t0 = performance.now();
+	process.stderr.write(`bench ${name}…\n`);
+	try {
+		const out = await bench();
+		rows.push(...out.rows);
+		results[name] = {
+			...out.raw,
+			rows: out.rows,
+			seconds: Math.round((performance.now() - t0) / 100) / 10,
+		};
+	} catch (error) {
+		const message = error instanceof Error ? error.message : String(error);
+		process.stderr.write(`bench ${name} failed: ${message}\n`);
+		rows.push({
+			figure: name,
+			value: `error: ${message}`,
+			baseline: "-",
+			ratio: "-",
+			target: "-",
+			pass: false,
+		});
+		results[name] = { error: message };
+	}
+	process.stderr.write(
+		`bench ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+	);
+}
+
+const table = renderTable(rows);
+console.log(table);
+const machine = {
+	nproc: navigator.hardwareConcurrency,
+	cpu: cpus()[0]?.model,
+	memMb: Math.round(totalmem() / 2 ** 20),
+	bun: Bun.version,
+	platform: `${process.platform}-${process.arch}`,
+	date: new Date().toISOString(),
+	binary,
+	quick: config.quick,
+	config,
+	totalSeconds: Math.round((performance.now() - started) / 100) / 10,
+};
+await Bun.write(
+	new URL("results.json", import.meta.url),
+	`${JSON.stringify({ machine, table, results }, null, "\t")}\n`,
+);
+console.log(
+	`\n${rows.filter((r) => r.pass === false).length} target(s) missed; ${machine.totalSeconds} s; wrote bench/results.json`,
+);

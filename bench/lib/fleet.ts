@@ -1,0 +1,64 @@
+/** Runs bench/lib/sim-fleet.ts as a subprocess and hands back its machines and seeded threads. */
+import type { SimRef } from "./rpc.ts";
+
+export interface Fleet {
+	machines: SimRef[];
+	threads: { threadId: string; machine: string; projectId: string }[];
+	stop(): Promise<void>;
+}
+
+export async function startFleet(
+	machines: number,
+	threads: number,
+): Promise<Fleet> {
+	const proc = Bun.spawn(
+		[
+			process.execPath,
+			new URL("sim-fleet.ts", import.meta.url).pathname,
+			String(machines),
+			String(threads),
+		],
+		{
+			stdin: "pipe",
+			stdout: "pipe",
+			stderr: "inherit",
+		},
+	);
+	const reader = proc.stdout.getReader();
+	const decoder = new TextDecoder();
+	let text = "";
+	const deadline = Date.now() + 60_000;
+	while (!text.includes("\n")) {
+		const { value, done } = await Promise.race([
+			reader.read(),
+			Bun.sleep(Math.max(0, deadline - Date.now())).then(() => ({
+				value: undefined,
+				done: true,
+			})),
+		]);
+		if (done) {
+			proc.kill("SIGKILL");
+			throw new Error("sim fleet did not report its machines");
+		}
+		text += decoder.decode(value);
+	}
+	reader.releaseLock();
+	const parsed = JSON.parse(text.slice(0, text.indexOf("\n"))) as Omit<
+		Fleet,
+		"stop"
+	>;
+	return {
+		...parsed,
+		async stop() {
+			proc.kill("SIGTERM");
+			const code = await Promise.race([
+				proc.exited,
+				Bun.sleep(5_000).then(() => null),
+			]);
+			if (code === null) {
+				proc.kill("SIGKILL");
+				await proc.exited;
+			}
+		},
+	};
+}

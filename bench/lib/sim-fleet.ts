@@ -1,0 +1,45 @@
+/**
+ * Subprocess entry: `bun bench/lib/sim-fleet.ts MACHINES THREADS` starts MACHINES simulators
+ * on loopback, creates THREADS idle threads spread over them (orchestration.launchThread with no
+ * initial message, through a bare RPC client), prints one JSON line
+ * `{ machines: SimRef[], threads: { threadId, machine, projectId }[] }`, then runs until
+ * stdin closes or SIGTERM. Kept out of the bench process so its CPU is not the connector's.
+ */
+import { connectRpc, createIdleThread, firstProjectId } from "./rpc.ts";
+import { startSims } from "./sims.ts";
+
+const machineCount = Number(process.argv[2] ?? 50);
+const threadCount = Number(process.argv[3] ?? 0);
+const group = await startSims(machineCount, { stepMs: 20, coalesceMs: 20 });
+const threads: { threadId: string; machine: string; projectId: string }[] = [];
+await Promise.all(
+	group.refs.map(async (ref, i) => {
+		const share =
+			Math.floor(threadCount / machineCount) +
+			(i < threadCount % machineCount ? 1 : 0);
+		const projectId = await firstProjectId(ref);
+		const rpc = await connectRpc(ref);
+		for (let done = 0; done < share; ) {
+			const batch = Math.min(25, share - done);
+			const ids = await Promise.all(
+				Array.from({ length: batch }, (_, k) =>
+					createIdleThread(rpc, projectId, `bench thread ${done + k}`),
+				),
+			);
+			for (const threadId of ids)
+				threads.push({ threadId, machine: ref.name, projectId });
+			done += batch;
+		}
+		rpc.close();
+	}),
+);
+process.stdout.write(`${JSON.stringify({ machines: group.refs, threads })}\n`);
+
+const stop = async () => {
+	await group.stop();
+	process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+process.stdin.on("end", stop);
+process.stdin.resume();

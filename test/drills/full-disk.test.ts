@@ -1,0 +1,46 @@
+/**
+ * Short CI version of drills/full-disk.ts (full: `bun run drills`). The hard promises (no lost
+ * event, no corruption, keeps serving) are asserted; the known gaps (unclear dispatch error,
+ * nothing on /healthz, events stuck until a reconnect) run as `failing` until src fixes them.
+ */
+import { beforeAll, expect, test } from "bun:test";
+import { fullDiskDrill } from "../../drills/full-disk.ts";
+import {
+	type DrillReport,
+	formatTable,
+	passed,
+} from "../../drills/lib/tally.ts";
+
+const CAN_MOUNT = process.platform === "linux" && process.getuid?.() === 0;
+let report: DrillReport;
+
+beforeAll(async () => {
+	report = await fullDiskDrill({ full: false });
+	if (!passed(report)) console.log(formatTable([report]));
+}, 90_000);
+
+test("sqlite on a full disk: no event lost, no corruption, the server keeps serving", () => {
+	if (report.skipped) {
+		console.log(`full-disk drill skipped: ${report.skipped}`);
+		return;
+	}
+	expect(report.expected).toBeGreaterThan(0);
+	expect(report.lost).toBe(0);
+	expect(report.extraIds).toBe(0);
+	expect(report.wrong).toBe(0);
+	expect(report.notes).toContain("PRAGMA integrity_check: ok");
+	expect(
+		report.problems.filter((p) =>
+			/stopped serving|integrity|still fails/.test(p),
+		),
+	).toEqual([]);
+});
+
+test.failingIf(CAN_MOUNT)(
+	"[KNOWN GAPS] full disk: the dispatch error says why, /healthz shows it, events arrive without a reconnect",
+	() => {
+		// Skipped (mount refused): count as the known failure so `failing` stays meaningful.
+		if (report.skipped) throw new Error(report.skipped);
+		expect(report.problems).toEqual([]);
+	},
+);
