@@ -9,6 +9,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { type Db, openDb } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
 import { createThreadStore } from "./store/threads.ts";
+import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
@@ -24,6 +25,7 @@ export interface Services {
 	threadDeps: ThreadDeps;
 	metrics: Metrics;
 	events: Events;
+	writeProbe: WriteProbe;
 	start(): void;
 	/** Makes every wait in progress return its current state now. */
 	beginShutdown(): void;
@@ -91,6 +93,7 @@ export function createServices(
 		threadDeps,
 		metrics,
 		events,
+		writeProbe: createWriteProbe(db),
 		start() {
 			fleet.start();
 			events.start();

@@ -75,10 +75,19 @@ export function createDeliveryWorker(
 				if (inFlight.size >= concurrency) break;
 				if (busyThreads.has(row.thread_id)) continue;
 				busyThreads.add(row.thread_id);
-				const task = attempt(row).finally(() => {
-					inFlight.delete(row.thread_id);
-					pump();
-				});
+				const task = attempt(row)
+					.catch((error: unknown) => {
+						// A storage failure must never escape as an unhandled rejection; the row
+						// stays pending and is tried again on the next pump.
+						deps.log.error("webhook delivery bookkeeping failed", {
+							event: row.id,
+							error,
+						});
+					})
+					.finally(() => {
+						inFlight.delete(row.thread_id);
+						pump();
+					});
 				inFlight.set(row.thread_id, task);
 			}
 		}

@@ -26,7 +26,8 @@ export function retryDelayMs(
 	const base = schedule[attempt - 1];
 	if (base === undefined) return null;
 	const jittered = base * 1000 * (0.8 + 0.4 * random());
-	return Math.max(jittered, retryAfterMs ?? 0);
+	// Whole milliseconds: the outbox stores times as integers.
+	return Math.round(Math.max(jittered, retryAfterMs ?? 0));
 }
 
 /** `Retry-After` as seconds or an HTTP date; undefined when absent or unreadable. */

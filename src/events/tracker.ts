@@ -43,6 +43,8 @@ export interface TrackerDeps {
 }
 
 const MESSAGE_CAP = 4_000;
+/** A failed evaluation is tried again after this long. */
+const RETRY_MS = 5_000;
 
 export interface Tracker {
 	start(): void;
@@ -56,6 +58,17 @@ export interface Tracker {
 export function createTracker(deps: TrackerDeps): Tracker {
 	const unsubscribes: (() => void)[] = [];
 	const running = new Map<string, { again: boolean; done: Promise<void> }>();
+	const retries = new Map<string, ReturnType<typeof setTimeout>>();
+	let stopped = false;
+
+	const retryLater = (threadId: string) => {
+		if (stopped || retries.has(threadId)) return;
+		const timer = setTimeout(() => {
+			retries.delete(threadId);
+			check(threadId);
+		}, RETRY_MS);
+		retries.set(threadId, timer);
+	};
 
 	const machineOf = (record: ThreadRecord): FleetMachine | undefined =>
 		deps.fleet.get(record.machine);
@@ -73,8 +86,13 @@ export function createTracker(deps: TrackerDeps): Tracker {
 				try {
 					await evaluate(deps, threadId);
 				} catch (error) {
-					// Retried on the next shell change or reconnect; the persisted state is untouched.
-					deps.log.debug("event evaluation failed", { threadId, error });
+					// The persisted state is untouched; look again later (a full disk, a machine
+					// that dropped mid-read) even if no new shell change comes to trigger it.
+					deps.log.warn("event evaluation failed; retrying", {
+						threadId,
+						error,
+					});
+					retryLater(threadId);
 				}
 			} while (mine.again);
 			running.delete(threadId);
@@ -116,7 +134,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			}
 		},
 		stop() {
+			stopped = true;
 			for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+			for (const timer of retries.values()) clearTimeout(timer);
+			retries.clear();
 		},
 		check,
 		async idle() {
@@ -309,6 +330,10 @@ async function forgetIfGone(
 	entry: FleetMachine,
 	record: ThreadRecord,
 ): Promise<void> {
+	// A dispatch not yet confirmed by T3 (its launch may still be on the way, or retried after
+	// a lost reply) is not gone: the shell simply has not listed it yet.
+	if (deps.dispatches.latestForThread(record.thread_id)?.run_id === null)
+		return;
 	try {
 		const { projection } = await entry.machine.getThread(record.thread_id);
 		// Archived: nothing more will happen to it; stop watching quietly. Otherwise the shell

@@ -18,9 +18,12 @@ export function healthReport(services: Services) {
 				: {}),
 		};
 	}
-	const stats = outboxStats(services.db, services.threadDeps.now());
+	const now = services.threadDeps.now();
+	const stats = outboxStats(services.db, now);
+	const storageError = services.writeProbe.check(now);
 	return {
-		status: "ok",
+		// Still 200: the process serves; "degraded" says the state cannot be written right now.
+		status: storageError ? "degraded" : "ok",
 		version: services.version,
 		machines,
 		outbox: {
@@ -30,6 +33,13 @@ export function healthReport(services: Services) {
 			...(stats.lastError ? { last_error: stats.lastError } : {}),
 		},
 		hook: services.config.server.hookUrl ? "configured" : "not configured",
+		...(storageError
+			? {
+					storage: {
+						error: `cannot write ${services.config.server.statePath}: ${storageError}`,
+					},
+				}
+			: {}),
 	};
 }
 

@@ -58,6 +58,15 @@ function register(
 				done("error");
 				if (error instanceof ToolFailure) return toolError(error.message);
 				if (error instanceof T3Error) return toolError(error.message);
+				if (isStorageError(error)) {
+					services.log.error("state database write failed", {
+						tool: tool.name,
+						error,
+					});
+					return toolError(
+						`The connector cannot write its state database (${(error as Error).message}): free space or fix permissions at ${services.config.server.statePath}. Nothing was sent to T3.`,
+					);
+				}
 				services.log.error("tool failed", { tool: tool.name, error });
 				return toolError(
 					`${tool.name} failed unexpectedly; the server log has the details.`,
@@ -86,4 +95,15 @@ function toolContext(ctx: ServerContext): ToolContext {
 						});
 					},
 	};
+}
+
+/** sqlite could not write (full disk, read-only file, I/O error). */
+function isStorageError(error: unknown): boolean {
+	const code = (error as { code?: unknown })?.code;
+	return (
+		error instanceof Error &&
+		error.name === "SQLiteError" &&
+		typeof code === "string" &&
+		/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY)/.test(code)
+	);
 }

@@ -57,6 +57,8 @@ const MIGRATIONS: string[] = [
 	CREATE INDEX events_pending ON events(status, thread_id, thread_seq);`,
 	// /healthz reads the newest delivery error without scanning delivered history.
 	"CREATE INDEX events_with_error ON events(created_at) WHERE last_error IS NOT NULL;",
+	// One row rewritten by the health probe: can the state still be written?
+	"CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL) STRICT;",
 ];
 
 export type Db = Database;

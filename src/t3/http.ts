@@ -85,6 +85,8 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		opts: { auth: boolean; orchestration?: boolean },
 	): Promise<unknown> {
 		const url = `${base}${path}`;
+		// Messages name the URL, but never a huge one (an id is user input).
+		const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url;
 		const headers: Record<string, string> = { accept: "application/json" };
 		if (opts.auth && options.token)
 			headers.authorization = `Bearer ${options.token}`;
@@ -100,12 +102,12 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 			if (isTimeout(err)) {
 				throw new T3Error(
 					"TIMEOUT",
-					`${method} ${url} timed out after ${timeoutMs} ms`,
+					`${method} ${shown} timed out after ${timeoutMs} ms`,
 				);
 			}
 			throw new T3Error(
 				"UNREACHABLE",
-				`cannot reach ${url}: ${causeText(err)}`,
+				`cannot reach ${shown}: ${causeText(err)}`,
 			);
 		}
 		let text: string;
@@ -115,11 +117,11 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 			if (isTimeout(err))
 				throw new T3Error(
 					"TIMEOUT",
-					`${method} ${url} timed out after ${timeoutMs} ms`,
+					`${method} ${shown} timed out after ${timeoutMs} ms`,
 				);
 			throw new T3Error(
 				"UNREACHABLE",
-				`reading ${url} failed: ${causeText(err)}`,
+				`reading ${shown} failed: ${causeText(err)}`,
 			);
 		}
 		let body: unknown;
@@ -133,14 +135,14 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		if (status === 401) {
 			throw new T3Error(
 				"UNAUTHORIZED",
-				`${url} rejected the token (401)${bodySummary(body)}`,
+				`${shown} rejected the token (401)${bodySummary(body)}`,
 				{ status, raw: body },
 			);
 		}
 		if (status === 403) {
 			throw new T3Error(
 				"FORBIDDEN",
-				`${url} refused: insufficient scope (403)${bodySummary(body)}`,
+				`${shown} refused: insufficient scope (403)${bodySummary(body)}`,
 				{
 					status,
 					raw: body,
@@ -150,14 +152,14 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		if (status === 404) {
 			throw new T3Error(
 				"NOT_FOUND",
-				`${url} not found (404)${bodySummary(body)}`,
+				`${shown} not found (404)${bodySummary(body)}`,
 				{ status, raw: body },
 			);
 		}
 		if (status === 426) {
 			throw new T3Error(
 				"INCOMPATIBLE",
-				`${url} needs another orchestration protocol (426)${bodySummary(body)}`,
+				`${shown} needs another orchestration protocol (426)${bodySummary(body)}`,
 				{
 					status,
 					raw: body,
@@ -172,21 +174,21 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 					: "";
 			throw new T3Error(
 				"SERVER_ERROR",
-				`${url} failed with ${status}${detail}`,
+				`${shown} failed with ${status}${detail}`,
 				{ status, raw: body },
 			);
 		}
 		if (status < 200 || status >= 300) {
 			throw new T3Error(
 				"BAD_RESPONSE",
-				`${url} answered ${status}${bodySummary(body)}`,
+				`${shown} answered ${status}${bodySummary(body)}`,
 				{ status, raw: body },
 			);
 		}
 		if (!parsed || body === undefined) {
 			throw new T3Error(
 				"BAD_RESPONSE",
-				`${url} did not answer JSON (status ${status})`,
+				`${shown} did not answer JSON (status ${status})`,
 				{ status },
 			);
 		}

@@ -119,7 +119,9 @@ async function launch(
 		command: input,
 		baseline: undefined,
 	});
-	const projection = await send(deps, entry, record, true);
+	const projection = await send(deps, entry, record, () =>
+		deps.threads.remove(threadId),
+	);
 	return finish(deps, entry, record, project, projection, watched);
 }
 
@@ -180,10 +182,9 @@ async function continueThread(
 		);
 	}
 	const watched = args.watch ?? true;
+	const known = deps.threads.get(threadId);
 	// Runs that finished before we first tracked this thread never produce events.
-	const baseline = deps.threads.get(threadId)
-		? undefined
-		: (latestRun(projection)?.ordinal ?? 0);
+	const baseline = known ? undefined : (latestRun(projection)?.ordinal ?? 0);
 	const record = recordDispatch(deps, {
 		entry,
 		threadId,
@@ -197,7 +198,17 @@ async function continueThread(
 		command,
 		baseline,
 	});
-	const after = await send(deps, entry, record, true);
+	// A refused follow-up must not take the thread's events over: put back what was there.
+	const after = await send(deps, entry, record, () =>
+		known
+			? deps.threads.setWatched(
+					threadId,
+					known.watched === 1,
+					known.origin,
+					deps.now(),
+				)
+			: deps.threads.remove(threadId),
+	);
 	return finish(deps, entry, record, project, after, watched);
 }
 
@@ -257,7 +268,7 @@ async function replay(
 ): Promise<DispatchResult> {
 	const entry = resolveMachine(deps, record.machine);
 	await requireOnline(entry);
-	const projection = await send(deps, entry, record, false);
+	const projection = await send(deps, entry, record, undefined);
 	const thread = deps.threads.get(record.thread_id);
 	const project =
 		deps.fleet.project(entry, projection.thread.projectId) ??
@@ -279,14 +290,15 @@ async function replay(
 
 /**
  * Sends the stored command (the machine re-sends it with the same commandId over transport
- * failures) and returns the thread's projection afterwards. A definite rejection forgets the
- * dispatch, so the client may retry with corrected arguments.
+ * failures) and returns the thread's projection afterwards. A definite rejection of a first
+ * attempt forgets the dispatch and runs `undo` (in the same transaction), so the client may
+ * retry with corrected arguments and nothing half-written stays behind.
  */
 async function send(
 	deps: ThreadDeps,
 	entry: FleetMachine,
 	record: DispatchRecord,
-	firstAttempt: boolean,
+	undo: (() => void) | undefined,
 ): Promise<ThreadProjection> {
 	const payload = JSON.parse(record.payload) as Record<string, unknown> & {
 		commandId: string;
@@ -304,10 +316,10 @@ async function send(
 			error instanceof T3Error &&
 			(error.code === "REJECTED" || error.code === "DEFECT")
 		) {
-			if (firstAttempt) {
+			if (undo) {
 				deps.db.transaction(() => {
 					deps.dispatches.remove(record.command_id);
-					if (record.kind === "launch") deps.threads.remove(record.thread_id);
+					undo();
 				})();
 			}
 			throw new ToolFailure(

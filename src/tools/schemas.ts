@@ -1,6 +1,11 @@
 /** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
 import { z } from "zod";
 
+/** Ids and names are short; a longer one is a mistake, refused before any lookup. */
+export const ID_MAX = 200;
+/** Project references may be workspace paths. */
+export const PATH_MAX = 4096;
+
 export const projectRefSchema = z.object({
 	id: z.string(),
 	title: z.string(),
@@ -28,4 +33,5 @@ export const questionSchema = z
 export const threadIdArg = z
 	.string()
 	.min(1)
+	.max(ID_MAX)
 	.describe("The thread id returned by t3_dispatch (or listed by t3_watch).");

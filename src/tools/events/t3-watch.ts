@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
 import { listTracked, setWatch } from "../../threads/watch.ts";
+import { ID_MAX } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const tracked = z.object({
@@ -21,6 +22,7 @@ export const t3Watch = defineTool({
 		thread_id: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.optional()
 			.describe("The thread to change; pass together with enabled."),
 		enabled: z

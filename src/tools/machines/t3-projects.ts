@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { resolveMachine } from "../../threads/resolve.ts";
 import { modelName } from "../../threads/shapes.ts";
+import { ID_MAX } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Projects = defineTool({
@@ -14,6 +15,7 @@ export const t3Projects = defineTool({
 		machine: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.describe("Machine name, as listed by t3_machines."),
 	}),
 	outputSchema: z.object({

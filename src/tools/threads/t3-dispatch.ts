@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { dispatch } from "../../threads/dispatch.ts";
-import { projectRefSchema } from "../schemas.ts";
+import { ID_MAX, PATH_MAX, projectRefSchema } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Dispatch = defineTool({
@@ -14,11 +14,13 @@ export const t3Dispatch = defineTool({
 		machine: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.optional()
 			.describe("Machine name from t3_machines. Required for a new thread."),
 		project: z
 			.string()
 			.min(1)
+			.max(PATH_MAX)
 			.optional()
 			.describe(
 				"Project id, title or workspace path from t3_projects. Required for a new thread.",
@@ -34,6 +36,7 @@ export const t3Dispatch = defineTool({
 		model: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.optional()
 			.describe(
 				'Model override as "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5" (default: the machine\'s model).',
@@ -41,6 +44,7 @@ export const t3Dispatch = defineTool({
 		thread_id: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.optional()
 			.describe("Continue this existing thread instead of creating one."),
 		watch: z
@@ -52,7 +56,7 @@ export const t3Dispatch = defineTool({
 		request_id: z
 			.string()
 			.min(1)
-			.max(200)
+			.max(ID_MAX)
 			.optional()
 			.describe(
 				"Your idempotency key: repeating a call with the same request_id returns the first call's thread and never starts a second run.",

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
 import { waitForThreads } from "../../threads/wait.ts";
-import { questionSchema } from "../schemas.ts";
+import { ID_MAX, questionSchema } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const MAX_WAIT_S = 3600;
@@ -16,10 +16,11 @@ export const t3Wait = defineTool({
 		thread_id: z
 			.string()
 			.min(1)
+			.max(ID_MAX)
 			.optional()
 			.describe("The thread to wait on. Pass this or thread_ids, not both."),
 		thread_ids: z
-			.array(z.string().min(1))
+			.array(z.string().min(1).max(ID_MAX))
 			.min(1)
 			.max(50)
 			.optional()
