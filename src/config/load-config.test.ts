@@ -499,3 +499,29 @@ log_level = "warn"
 		);
 	});
 });
+
+describe("systemd credentials", () => {
+	it("a machine token comes from $CREDENTIALS_DIRECTORY/<token_env> when the variable is unset", async () => {
+		const dir = await mkdtemp(join(tmpdir(), "t3code-mcp-creds-"));
+		try {
+			await writeFile(join(dir, "T3_MAC_TOKEN"), "from-credential\n");
+			await writeFile(
+				join(dir, "t3code.toml"),
+				'[machines.mac]\nurl = "http://127.0.0.1:3773"\ntoken_env = "T3_MAC_TOKEN"\nprojects = ["*"]\n',
+			);
+			const env = {
+				T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
+				CREDENTIALS_DIRECTORY: dir,
+			};
+			const fromCredential = await loadConfig({ env, cwd: dir });
+			expect(fromCredential.machines[0]?.token).toBe("from-credential");
+			const fromEnv = await loadConfig({
+				env: { ...env, T3_MAC_TOKEN: "from-env" },
+				cwd: dir,
+			});
+			expect(fromEnv.machines[0]?.token).toBe("from-env");
+		} finally {
+			await rm(dir, { recursive: true, force: true });
+		}
+	});
+});

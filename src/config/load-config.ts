@@ -6,6 +6,7 @@
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { ConfigError, type ConfigProblem } from "./config-error.ts";
+import { credentialToken } from "./credentials.ts";
 import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
 import { type FileConfig, validateFile } from "./file-schema.ts";
 import type { AppConfig, MachineConfig, ServerSettings } from "./types.ts";
@@ -94,7 +95,8 @@ export async function loadConfig(
 		url: m.url,
 		tokenEnv: m.token_env,
 		// Unset is not a config error: the machine is reported `unauthorized` at runtime.
-		token: envValue(env, m.token_env),
+		// systemd's LoadCredential= is the fallback when the variable is unset.
+		token: envValue(env, m.token_env) ?? credentialToken(env, m.token_env),
 		projects: m.projects,
 		model: m.model ?? null,
 		options: Object.entries(m.options ?? {}).map(([id, value]) => ({
