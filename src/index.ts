@@ -5,8 +5,7 @@
  */
 import { runHealthcheck } from "./cli/healthcheck.ts";
 import { EXIT, HELP } from "./cli/help.ts";
-import { runDemo, runServe } from "./cli/run-server.ts";
-import { runSimCommand } from "./sim/cli.ts";
+import { runServe } from "./cli/run-server.ts";
 import { VERSION } from "./version.ts";
 
 async function main(argv: string[]): Promise<number> {
@@ -14,11 +13,16 @@ async function main(argv: string[]): Promise<number> {
 	switch (command) {
 		case "serve":
 			return runServe();
-		case "demo":
+		// The simulator is loaded only by the commands that use it: `serve` starts faster.
+		case "demo": {
+			const { runDemo } = await import("./cli/demo.ts");
 			return runDemo();
-		case "sim":
+		}
+		case "sim": {
+			const { runSimCommand } = await import("./sim/cli.ts");
 			await runSimCommand(rest);
 			return EXIT.ok;
+		}
 		case "check": {
 			const { runCheck } = await import("./cli/check.ts");
 			return runCheck(rest);

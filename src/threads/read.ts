@@ -73,8 +73,20 @@ export async function readThread(
 
 	let result = build(TEXT_CAPS[0] as number);
 	for (const cap of TEXT_CAPS.slice(1)) {
-		if (JSON.stringify(result).length <= RESULT_BUDGET_CHARS) break;
+		if (roughSize(result) <= RESULT_BUDGET_CHARS) break;
 		result = build(cap);
 	}
 	return result;
+}
+
+/** The texts dominate a result's size; counting them is much cheaper than serialising it. */
+function roughSize(result: {
+	runs: { messages: { text: string }[]; tools: unknown[]; files: unknown[] }[];
+}) {
+	let size = 2_000;
+	for (const run of result.runs) {
+		size += 200 * (run.tools.length + run.files.length + run.messages.length);
+		for (const m of run.messages) size += m.text.length;
+	}
+	return size;
 }

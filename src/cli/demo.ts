@@ -1,0 +1,64 @@
+/**
+ * `demo`: the server plus an embedded simulated T3 machine "demo" (project "demo") on
+ * loopback, with a throwaway config and state unless T3CODE_MCP_STATE says otherwise.
+ * Loaded only for this command, so `serve` never pays for the simulator.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Env } from "../config/env.ts";
+import { startSim } from "../sim/index.ts";
+import { createLogger } from "../util/log.ts";
+import { load, runUntilSignal, untilSignal } from "./run-server.ts";
+import { startServer } from "./serve.ts";
+
+export async function runDemo(env: Env = process.env): Promise<number> {
+	const signalled = untilSignal();
+	const sim = await startSim({
+		projects: [{ title: "demo", workspaceRoot: "/srv/t3/demo" }],
+		stepMs: 250,
+		label: "demo",
+	});
+	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-demo-"));
+	const file = join(dir, "t3code.toml");
+	writeFileSync(
+		file,
+		[
+			"# Written by `t3code-mcp demo`: one simulated machine on loopback.",
+			"[machines.demo]",
+			`url = "${sim.url}"`,
+			'token_env = "T3CODE_DEMO_TOKEN"',
+			'projects = ["*"]',
+			'model = "claudeAgent/claude-opus-5"',
+			"",
+		].join("\n"),
+	);
+	const config = await load({
+		...env,
+		T3CODE_MCP_CONFIG: file,
+		T3CODE_DEMO_TOKEN: sim.token,
+		T3CODE_MCP_STATE: env.T3CODE_MCP_STATE || join(dir, "t3code-mcp.sqlite"),
+	});
+	if (typeof config === "number") {
+		await sim.stop();
+		return config;
+	}
+	const log = createLogger(config.server.logLevel);
+	const server = await startServer(config, { log });
+	const auth = config.server.token
+		? ` --header "Authorization: Bearer $T3CODE_MCP_TOKEN"`
+		: "";
+	process.stdout.write(
+		[
+			"t3code-mcp demo is running.",
+			`  MCP endpoint:  ${server.mcpUrl}`,
+			`  T3 simulator:  ${sim.url} (machine "demo", project "demo")`,
+			"  Add it to Claude Code:",
+			`    claude mcp add --transport http t3code ${server.mcpUrl}${auth}`,
+			'  Prompts the simulated agent understands: "ask me …", "approve …", "long task", "fail", "slow", anything else.',
+			"  Stop with Ctrl-C.",
+			"",
+		].join("\n"),
+	);
+	return runUntilSignal(signalled, server, log, () => sim.stop());
+}
