@@ -95,6 +95,7 @@ export function createServices(
 		events,
 		writeProbe: createWriteProbe(db),
 		start() {
+			countReconnects(fleet, metrics);
 			fleet.start();
 			events.start();
 		},
@@ -108,4 +109,19 @@ export function createServices(
 			db.close();
 		},
 	};
+}
+
+/** Counts each return to online after the first, per machine (for /metrics). */
+function countReconnects(fleet: Fleet, metrics: Metrics): void {
+	for (const entry of fleet.list()) {
+		let wasOnline = false;
+		entry.machine.onChange((change) => {
+			if (change.kind !== "state" || change.status.state !== "online") return;
+			if (wasOnline)
+				metrics.inc("t3code_mcp_machine_reconnects_total", {
+					machine: entry.config.name,
+				});
+			wasOnline = true;
+		});
+	}
 }

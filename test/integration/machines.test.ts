@@ -180,6 +180,8 @@ describe("reconnect", () => {
 			thread_id: created.data.thread_id,
 		});
 		expect(thread.isError).toBe(false);
+		const metrics = await (await fetch(`${stack.server.url}/metrics`)).text();
+		expect(metrics).toContain('t3code_mcp_machine_reconnects_total{machine="demo"} 1');
 	});
 });
 
