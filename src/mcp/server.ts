@@ -8,6 +8,7 @@ import type { Services } from "../services.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { tools } from "../tools/index.ts";
 import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
+import { cachedSchema } from "./cached-schema.ts";
 import { ToolFailure, toolError } from "./result.ts";
 
 export const SERVER_NAME = "t3code-mcp";
@@ -24,6 +25,17 @@ export function buildServer(services: Services): McpServer {
 	return server;
 }
 
+/** Per tool, the schemas with their JSON Schema conversion cached across requests. */
+const schemas = new Map(
+	tools.map((tool) => [
+		tool.name,
+		{
+			input: cachedSchema(tool.inputSchema),
+			output: cachedSchema(tool.outputSchema),
+		},
+	]),
+);
+
 function register(
 	server: McpServer,
 	tool: ToolDefinition,
@@ -34,8 +46,8 @@ function register(
 		{
 			title: tool.title,
 			description: tool.description,
-			inputSchema: tool.inputSchema,
-			outputSchema: tool.outputSchema,
+			inputSchema: schemas.get(tool.name)?.input,
+			outputSchema: schemas.get(tool.name)?.output,
 			annotations: tool.annotations,
 		},
 		async (args: unknown, ctx: ServerContext) => {

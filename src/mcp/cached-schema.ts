@@ -1,0 +1,35 @@
+/**
+ * Tool schemas with their JSON Schema computed once. The stateless handler builds a fresh
+ * McpServer per request, and the SDK converts each tool's zod schema to JSON Schema for every
+ * call (tools/list, and the output projection of tools/call): for a large output schema that
+ * conversion was most of what a call cost on top of its own work.
+ */
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+
+type JsonSchemaFn = (options: unknown) => Record<string, unknown>;
+
+export function cachedSchema<S extends StandardSchemaWithJSON>(schema: S): S {
+	const standard = schema["~standard"] as S["~standard"] & {
+		jsonSchema: { input: JsonSchemaFn; output: JsonSchemaFn };
+	};
+	const cache = new Map<string, Record<string, unknown>>();
+	const memo =
+		(io: "input" | "output"): JsonSchemaFn =>
+		(options) => {
+			const key = `${io}:${JSON.stringify(options ?? null)}`;
+			let json = cache.get(key);
+			if (!json) {
+				json = standard.jsonSchema[io](options);
+				cache.set(key, json);
+			}
+			// Callers may decorate what they get; hand out copies.
+			return structuredClone(json);
+		};
+	return {
+		"~standard": {
+			...standard,
+			validate: standard.validate,
+			jsonSchema: { input: memo("input"), output: memo("output") },
+		},
+	} as unknown as S;
+}
