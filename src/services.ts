@@ -96,6 +96,7 @@ export function createServices(
 		writeProbe: createWriteProbe(db),
 		start() {
 			countReconnects(fleet, metrics);
+			collectAfterSnapshots(fleet);
 			fleet.start();
 			events.start();
 		},
@@ -122,6 +123,25 @@ function countReconnects(fleet: Fleet, metrics: Metrics): void {
 					machine: entry.config.name,
 				});
 			wasOnline = true;
+		});
+	}
+}
+
+/**
+ * Snapshots of many machines arrive in a burst (start-up, a network blip) and leave their
+ * parsed frames behind as garbage; one full collection after the burst returns that memory
+ * instead of letting the peak linger.
+ */
+function collectAfterSnapshots(fleet: Fleet): void {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	for (const entry of fleet.list()) {
+		entry.machine.onChange((change) => {
+			if (change.kind !== "snapshot") return;
+			// A quick collection now keeps the burst's peak down; a full one follows it.
+			Bun.gc(false);
+			if (timer) clearTimeout(timer);
+			timer = setTimeout(() => Bun.gc(true), 1_000);
+			timer.unref?.();
 		});
 	}
 }

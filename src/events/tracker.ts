@@ -101,10 +101,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 	};
 
 	const checkMachine = (name: string) => {
-		for (const record of deps.threads.all()) {
-			if (record.watched === 1 && record.machine === name)
-				check(record.thread_id);
-		}
+		for (const threadId of deps.threads.watchedOn(name)) check(threadId);
 	};
 
 	return {

@@ -59,6 +59,7 @@ const MIGRATIONS: string[] = [
 	"CREATE INDEX events_with_error ON events(created_at) WHERE last_error IS NOT NULL;",
 	// One row rewritten by the health probe: can the state still be written?
 	"CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL) STRICT;",
+	"CREATE INDEX threads_watched_by_machine ON threads(machine, watched);",
 ];
 
 export type Db = Database;

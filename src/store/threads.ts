@@ -44,6 +44,9 @@ export function createThreadStore(db: Db) {
 	const all = db.query<ThreadRecord, []>(
 		"SELECT * FROM threads ORDER BY created_at",
 	);
+	const watchedOn = db.query<{ thread_id: string }, { machine: string }>(
+		"SELECT thread_id FROM threads WHERE machine = $machine AND watched = 1",
+	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
 	const observe = db.query(
 		`UPDATE threads SET last_run_id = $runId, last_status = $status, last_request_id = $requestId,
@@ -59,6 +62,9 @@ export function createThreadStore(db: Db) {
 	return {
 		get: (id: string): ThreadRecord | undefined => get.get({ id }) ?? undefined,
 		all: (): ThreadRecord[] => all.all(),
+		/** Ids of the watched threads on one machine (catch-up after a reconnect). */
+		watchedOn: (machine: string): string[] =>
+			watchedOn.all({ machine }).map((r) => r.thread_id),
 		upsert: (t: ThreadUpsert) => {
 			upsert.run({ ...t, watched: t.watched ? 1 : 0 });
 		},
