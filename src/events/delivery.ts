@@ -46,7 +46,8 @@ export function createDeliveryWorker(
 	options: DeliveryOptions,
 	deps: DeliveryDeps,
 ): DeliveryWorker {
-	const concurrency = options.concurrency ?? 8;
+	// Different threads in parallel, bounded: a slow receiver still sees steady progress.
+	const concurrency = options.concurrency ?? 32;
 	const timeoutMs = options.timeoutMs ?? 10_000;
 	const retentionMs = options.retentionMs ?? 7 * 24 * 3600_000;
 	const doFetch = deps.fetch ?? fetch;
