@@ -3,49 +3,19 @@
  * client's heartbeat must notice, drop the socket and reconnect; runs that finished while the
  * socket was dead still produce their events after the catch-up.
  */
-import {
-	dispatchUntilAccepted,
-	FAST_MACHINE,
-	machineState,
-	startDrillStack,
-	until,
-} from "./lib/harness.ts";
-import { latestRunStatus, settleAndTally } from "./lib/settle.ts";
+import { FAST_MACHINE, machineState, until } from "./lib/harness.ts";
+import { heldRuns } from "./lib/held-runs.ts";
+import { type DrillSize, stackDrill, untilOnline } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
 
-export async function blackholeDrill({
-	full,
-}: {
-	full: boolean;
-}): Promise<DrillReport> {
-	const startedAt = performance.now();
+export function blackholeDrill({ full }: DrillSize): Promise<DrillReport> {
 	const rounds = full ? 6 : 1;
 	const perRound = full ? 8 : 3;
-	const stack = await startDrillStack();
-	const detections: number[] = [];
-	try {
+	return stackDrill("blackhole", {}, async (stack) => {
 		const sim = stack.sim();
-		await until(
-			() => machineState(stack, "demo") === "online",
-			10_000,
-			"online",
-		);
+		const detections: number[] = [];
 		for (let round = 0; round < rounds; round++) {
-			const held = await Promise.all(
-				Array.from({ length: perRound }, (_, i) =>
-					dispatchUntilAccepted(
-						stack.client,
-						"demo",
-						`long task ${round}.${i}`,
-					),
-				),
-			);
-			const ids = held.filter((id): id is string => id !== null);
-			await until(
-				() => ids.every((id) => latestRunStatus(sim, id) === "running"),
-				10_000,
-				"held runs running",
-			);
+			const ids = await heldRuns(stack, perRound, round);
 			const silentAt = performance.now();
 			sim.blackhole(true);
 			// Half the runs finish while the socket is silent: the client cannot see them.
@@ -60,27 +30,14 @@ export async function blackholeDrill({
 			detections.push(performance.now() - silentAt);
 			await Bun.sleep(200);
 			sim.blackhole(false);
-			await until(
-				() => machineState(stack, "demo") === "online",
-				10_000,
-				"online after the blackhole",
-			);
+			await untilOnline(stack, "online after the blackhole");
 			for (const id of ids.slice(Math.ceil(ids.length / 2))) sim.finishRun(id);
 		}
 		const worst = Math.max(...detections);
-		return await settleAndTally(
-			"blackhole",
-			stack.sims.values(),
-			stack.receiver,
-			startedAt,
-			{
-				explain: stack.explain,
-				notes: [
-					`${rounds} blackholes; detected after ${detections.map((d) => Math.round(d)).join(", ")} ms (ping ${FAST_MACHINE.pingIntervalMs} ms, pong timeout ${FAST_MACHINE.pongTimeoutMs} ms; worst ${Math.round(worst)} ms)`,
-				],
-			},
-		);
-	} finally {
-		await stack.stop();
-	}
+		return {
+			notes: [
+				`${rounds} blackholes; detected after ${detections.map((d) => Math.round(d)).join(", ")} ms (ping ${FAST_MACHINE.pingIntervalMs} ms, pong timeout ${FAST_MACHINE.pongTimeoutMs} ms; worst ${Math.round(worst)} ms)`,
+			],
+		};
+	});
 }

@@ -11,11 +11,12 @@ import {
 	call,
 	dispatchUntilAccepted,
 	eventually,
-	machineState,
 	startDrillStack,
 	until,
 } from "./lib/harness.ts";
-import { latestRunStatus, settleAndTally } from "./lib/settle.ts";
+import { heldRuns } from "./lib/held-runs.ts";
+import { latestRunStatus } from "./lib/settle.ts";
+import { type DrillSize, settleStack, untilOnline } from "./lib/stack-drill.ts";
 import { type DrillReport, skippedReport } from "./lib/tally.ts";
 
 function mountTmpfs(dir: string, size: string): string | null {
@@ -52,11 +53,7 @@ function fill(dir: string): string {
 	return path;
 }
 
-export async function fullDiskDrill({
-	full,
-}: {
-	full: boolean;
-}): Promise<DrillReport> {
+export async function fullDiskDrill({ full }: DrillSize): Promise<DrillReport> {
 	const startedAt = performance.now();
 	if (process.platform !== "linux" || process.getuid?.() !== 0)
 		return skippedReport(
@@ -73,11 +70,7 @@ export async function fullDiskDrill({
 		const stack = await startDrillStack({ statePath });
 		try {
 			const sim = stack.sim();
-			await until(
-				() => machineState(stack, "demo") === "online",
-				10_000,
-				"online",
-			);
+			await untilOnline(stack);
 			const warm = await dispatchUntilAccepted(
 				stack.client,
 				"demo",
@@ -89,18 +82,7 @@ export async function fullDiskDrill({
 				"first event",
 			);
 			void warm;
-			const ids = (
-				await Promise.all(
-					Array.from({ length: held }, (_, i) =>
-						dispatchUntilAccepted(stack.client, "demo", `long task ${i}`),
-					),
-				)
-			).filter((id): id is string => id !== null);
-			await until(
-				() => ids.every((id) => latestRunStatus(sim, id) === "running"),
-				10_000,
-				"held runs running",
-			);
+			const ids = await heldRuns(stack, held);
 			const filler = fill(base);
 			// New work needs a write: it must fail clearly.
 			const refused = await call(stack.client, "t3_dispatch", {
@@ -165,16 +147,9 @@ export async function fullDiskDrill({
 				"say hello after",
 			);
 			notes.push(`space back: dispatch ${after ? "works" : "still fails"}`);
-			const report = await settleAndTally(
-				"full-disk",
-				[sim],
-				stack.receiver,
-				startedAt,
-				{
-					explain: stack.explain,
-					notes,
-				},
-			);
+			const report = await settleStack("full-disk", stack, startedAt, {
+				notes,
+			});
 			const db = new Database(statePath, { readonly: true });
 			const integrity = (
 				db.query("PRAGMA integrity_check").get() as { integrity_check: string }

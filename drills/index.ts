@@ -7,15 +7,18 @@ import { blackholeDrill } from "./blackhole.ts";
 import { flappingDrill } from "./flapping.ts";
 import { fullDiskDrill } from "./full-disk.ts";
 import { kill9Drill } from "./kill9.ts";
-import { type DrillReport, formatTable, passed } from "./lib/tally.ts";
+import type { DrillSize } from "./lib/stack-drill.ts";
+import {
+	crashedReport,
+	type DrillReport,
+	formatTable,
+	passed,
+} from "./lib/tally.ts";
 import { restartDrill } from "./restart.ts";
 import { tokenDrill } from "./token.ts";
 import { webhookDownDrill } from "./webhook-down.ts";
 
-const DRILLS: Record<
-	string,
-	(size: { full: boolean }) => Promise<DrillReport>
-> = {
+const DRILLS: Record<string, (size: DrillSize) => Promise<DrillReport>> = {
 	"t3-restart": restartDrill,
 	blackhole: blackholeDrill,
 	"kill-9": kill9Drill,
@@ -39,27 +42,12 @@ const selected = names.length ? names : Object.keys(DRILLS);
 const reports: DrillReport[] = [];
 const started = performance.now();
 for (const name of selected) {
-	const run = DRILLS[name] as (size: { full: boolean }) => Promise<DrillReport>;
+	const run = DRILLS[name] as (size: DrillSize) => Promise<DrillReport>;
 	process.stderr.write(`drill ${name}${full ? "" : " (short)"}…\n`);
 	try {
 		reports.push(await run({ full }));
 	} catch (error) {
-		const report: DrillReport = {
-			drill: name,
-			runs: 0,
-			expected: 0,
-			delivered: 0,
-			duplicates: 0,
-			extraIds: 0,
-			wrong: 0,
-			lost: Number.NaN,
-			seconds: 0,
-			notes: [],
-			problems: [
-				`crashed: ${error instanceof Error ? error.stack : String(error)}`,
-			],
-		};
-		reports.push(report);
+		reports.push(crashedReport(name, error));
 	}
 }
 console.log(formatTable(reports));

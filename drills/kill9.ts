@@ -14,13 +14,10 @@ import {
 import { startReceiver, TEST_SECRET } from "../test/helpers/receiver.ts";
 import { connectClient, dispatchUntilAccepted, seeded } from "./lib/harness.ts";
 import { settleAndTally } from "./lib/settle.ts";
+import type { DrillSize } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
 
-export async function kill9Drill({
-	full,
-}: {
-	full: boolean;
-}): Promise<DrillReport> {
+export async function kill9Drill({ full }: DrillSize): Promise<DrillReport> {
 	const startedAt = performance.now();
 	const totalRuns = full ? 100 : 10;
 	const batch = full ? 5 : 3;

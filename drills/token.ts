@@ -3,49 +3,20 @@
  * with a reason (and dispatches fail clearly meanwhile), come back `online` after the restore,
  * and runs that completed while it was locked out still produce their events.
  */
-import {
-	call,
-	dispatchUntilAccepted,
-	machineState,
-	startDrillStack,
-	until,
-} from "./lib/harness.ts";
-import { latestRunStatus, settleAndTally } from "./lib/settle.ts";
+import { call, machineState, until } from "./lib/harness.ts";
+import { heldRuns } from "./lib/held-runs.ts";
+import { latestRunStatus } from "./lib/settle.ts";
+import { type DrillSize, stackDrill, untilOnline } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
 
-export async function tokenDrill({
-	full,
-}: {
-	full: boolean;
-}): Promise<DrillReport> {
-	const startedAt = performance.now();
+export function tokenDrill({ full }: DrillSize): Promise<DrillReport> {
 	const rounds = full ? 6 : 1;
 	const perRound = full ? 6 : 3;
-	const stack = await startDrillStack();
-	const notes: string[] = [];
-	try {
+	return stackDrill("token-revoked", {}, async (stack) => {
 		const sim = stack.sim();
-		await until(
-			() => machineState(stack, "demo") === "online",
-			10_000,
-			"online",
-		);
+		const notes: string[] = [];
 		for (let round = 0; round < rounds; round++) {
-			const held = await Promise.all(
-				Array.from({ length: perRound }, (_, i) =>
-					dispatchUntilAccepted(
-						stack.client,
-						"demo",
-						`long task ${round}.${i}`,
-					),
-				),
-			);
-			const ids = held.filter((id): id is string => id !== null);
-			await until(
-				() => ids.every((id) => latestRunStatus(sim, id) === "running"),
-				10_000,
-				"held runs running",
-			);
+			const ids = await heldRuns(stack, perRound, round);
 			sim.revokeToken(sim.token);
 			sim.dropSockets();
 			await until(
@@ -79,23 +50,8 @@ export async function tokenDrill({
 					`dispatch while revoked was not refused clearly: ${refused.text}`,
 				);
 			sim.restoreToken(sim.token);
-			await until(
-				() => machineState(stack, "demo") === "online",
-				10_000,
-				"online after restore",
-			);
+			await untilOnline(stack, "online after restore");
 		}
-		return await settleAndTally(
-			"token-revoked",
-			stack.sims.values(),
-			stack.receiver,
-			startedAt,
-			{
-				explain: stack.explain,
-				notes,
-			},
-		);
-	} finally {
-		await stack.stop();
-	}
+		return { notes };
+	});
 }

@@ -4,48 +4,32 @@
  * in milliseconds. Every event must arrive once the receiver is back, with its original id.
  */
 import { createManualClock } from "../src/util/clock.ts";
-import {
-	dispatchUntilAccepted,
-	machineState,
-	startDrillStack,
-	until,
-} from "./lib/harness.ts";
-import { settleAndTally } from "./lib/settle.ts";
+import { dispatchUntilAccepted, until } from "./lib/harness.ts";
+import { type DrillSize, stackDrill } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
 
 const MINUTE = 60_000;
 
-export async function webhookDownDrill({
-	full,
-}: {
-	full: boolean;
-}): Promise<DrillReport> {
-	const startedAt = performance.now();
+export function webhookDownDrill({ full }: DrillSize): Promise<DrillReport> {
 	const waves = full ? 5 : 2;
 	const perWave = full ? 10 : 4;
 	const clock = createManualClock();
-	const stack = await startDrillStack({ clock });
-	const { delivery, outbox } = stack.server.services.events;
-	const db = stack.server.services.db;
-	const pending = () =>
-		(
-			db
-				.query("SELECT COUNT(*) AS n FROM events WHERE status = 'pending'")
-				.get() as { n: number }
-		).n;
-	const advance = async (ms: number, step = 5_000) => {
-		for (let t = 0; t < ms; t += step) {
-			clock.advance(step);
-			await delivery.idle();
-			await Bun.sleep(0);
-		}
-	};
-	try {
-		await until(
-			() => machineState(stack, "demo") === "online",
-			10_000,
-			"online",
-		);
+	return stackDrill("webhook-down", { clock }, async (stack) => {
+		const { delivery } = stack.server.services.events;
+		const db = stack.server.services.db;
+		const pending = () =>
+			(
+				db
+					.query("SELECT COUNT(*) AS n FROM events WHERE status = 'pending'")
+					.get() as { n: number }
+			).n;
+		const advance = async (ms: number, step = 5_000) => {
+			for (let t = 0; t < ms; t += step) {
+				clock.advance(step);
+				await delivery.idle();
+				await Bun.sleep(0);
+			}
+		};
 		stack.receiver.setMode({ status: 503 });
 		// Runs complete in waves spread over the outage.
 		let dispatched = 0;
@@ -65,21 +49,11 @@ export async function webhookDownDrill({
 		stack.receiver.setMode("ok");
 		// Back: the longest gap left in the schedule after 10 min is the 10-min step (+20 % jitter).
 		for (let m = 0; m < 40 && pending() > 0; m++) await advance(MINUTE);
-		void outbox;
-		return await settleAndTally(
-			"webhook-down",
-			stack.sims.values(),
-			stack.receiver,
-			startedAt,
-			{
-				explain: stack.explain,
-				timeoutMs: 5_000,
-				notes: [
-					`503 for 10 simulated min: ${failedAttempts} refused attempts, ${heldBack} events held, ${lateDelivered} delivered during the outage; all pending after: ${pending()}`,
-				],
-			},
-		);
-	} finally {
-		await stack.stop();
-	}
+		return {
+			timeoutMs: 5_000,
+			notes: [
+				`503 for 10 simulated min: ${failedAttempts} refused attempts, ${heldBack} events held, ${lateDelivered} delivered during the outage; all pending after: ${pending()}`,
+			],
+		};
+	});
 }

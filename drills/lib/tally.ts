@@ -142,7 +142,8 @@ export function passed(report: DrillReport): boolean {
 	);
 }
 
-export function skippedReport(drill: string, reason: string): DrillReport {
+/** A report with nothing counted, for a drill that did not get to its tally. */
+function emptyReport(drill: string): DrillReport {
 	return {
 		drill,
 		runs: 0,
@@ -155,7 +156,21 @@ export function skippedReport(drill: string, reason: string): DrillReport {
 		seconds: 0,
 		notes: [],
 		problems: [],
-		skipped: reason,
+	};
+}
+
+export function skippedReport(drill: string, reason: string): DrillReport {
+	return { ...emptyReport(drill), skipped: reason };
+}
+
+/** A drill that threw: lost is unknown (NaN), and the error is its problem. */
+export function crashedReport(drill: string, error: unknown): DrillReport {
+	return {
+		...emptyReport(drill),
+		lost: Number.NaN,
+		problems: [
+			`crashed: ${error instanceof Error ? error.stack : String(error)}`,
+		],
 	};
 }
 
