@@ -181,7 +181,9 @@ describe("reconnect", () => {
 		});
 		expect(thread.isError).toBe(false);
 		const metrics = await (await fetch(`${stack.server.url}/metrics`)).text();
-		expect(metrics).toContain('t3code_mcp_machine_reconnects_total{machine="demo"} 1');
+		expect(metrics).toContain(
+			't3code_mcp_machine_reconnects_total{machine="demo"} 1',
+		);
 	});
 });
 
