@@ -4,18 +4,16 @@
  * socket was dead still produce their events after the catch-up.
  */
 import { FAST_MACHINE, machineState, until } from "./lib/harness.ts";
-import { heldRuns } from "./lib/held-runs.ts";
+import { heldRounds } from "./lib/held-runs.ts";
 import { type DrillSize, stackDrill, untilOnline } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
 
 export function blackholeDrill({ full }: DrillSize): Promise<DrillReport> {
 	const rounds = full ? 6 : 1;
 	const perRound = full ? 8 : 3;
-	return stackDrill("blackhole", {}, async (stack) => {
-		const sim = stack.sim();
+	return stackDrill("blackhole", {}, async (stack, sim) => {
 		const detections: number[] = [];
-		for (let round = 0; round < rounds; round++) {
-			const ids = await heldRuns(stack, perRound, round);
+		await heldRounds(stack, rounds, perRound, async (ids) => {
 			const silentAt = performance.now();
 			sim.blackhole(true);
 			// Half the runs finish while the socket is silent: the client cannot see them.
@@ -32,7 +30,7 @@ export function blackholeDrill({ full }: DrillSize): Promise<DrillReport> {
 			sim.blackhole(false);
 			await untilOnline(stack, "online after the blackhole");
 			for (const id of ids.slice(Math.ceil(ids.length / 2))) sim.finishRun(id);
-		}
+		});
 		const worst = Math.max(...detections);
 		return {
 			notes: [

@@ -12,8 +12,7 @@ export function restartDrill({ full }: DrillSize): Promise<DrillReport> {
 	const rounds = full ? 8 : 2;
 	const longPerRound = full ? 5 : 2;
 	const quickPerRound = full ? 4 : 2;
-	return stackDrill("t3-restart", {}, async (stack) => {
-		const sim = stack.sim();
+	return stackDrill("t3-restart", {}, async (stack, sim) => {
 		for (let round = 0; round < rounds; round++) {
 			const long = await dispatchHeld(stack, longPerRound, round);
 			const quick = Array.from({ length: quickPerRound }, (_, i) =>

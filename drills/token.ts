@@ -4,7 +4,7 @@
  * and runs that completed while it was locked out still produce their events.
  */
 import { call, machineState, until } from "./lib/harness.ts";
-import { heldRuns } from "./lib/held-runs.ts";
+import { heldRounds } from "./lib/held-runs.ts";
 import { latestRunStatus } from "./lib/settle.ts";
 import { type DrillSize, stackDrill, untilOnline } from "./lib/stack-drill.ts";
 import type { DrillReport } from "./lib/tally.ts";
@@ -12,11 +12,9 @@ import type { DrillReport } from "./lib/tally.ts";
 export function tokenDrill({ full }: DrillSize): Promise<DrillReport> {
 	const rounds = full ? 6 : 1;
 	const perRound = full ? 6 : 3;
-	return stackDrill("token-revoked", {}, async (stack) => {
-		const sim = stack.sim();
+	return stackDrill("token-revoked", {}, async (stack, sim) => {
 		const notes: string[] = [];
-		for (let round = 0; round < rounds; round++) {
-			const ids = await heldRuns(stack, perRound, round);
+		await heldRounds(stack, rounds, perRound, async (ids, round) => {
 			sim.revokeToken(sim.token);
 			sim.dropSockets();
 			await until(
@@ -51,7 +49,7 @@ export function tokenDrill({ full }: DrillSize): Promise<DrillReport> {
 				);
 			sim.restoreToken(sim.token);
 			await untilOnline(stack, "online after restore");
-		}
+		});
 		return { notes };
 	});
 }

@@ -52,3 +52,17 @@ export async function heldRuns(
 	await untilRunning(stack, ids);
 	return ids;
 }
+
+/**
+ * `rounds` times: dispatches `perRound` held runs labelled by the round, waits until they run,
+ * then hands their ids to `fault` (which strikes and lets them finish).
+ */
+export async function heldRounds(
+	stack: DrillStack,
+	rounds: number,
+	perRound: number,
+	fault: (ids: string[], round: number) => Promise<void>,
+): Promise<void> {
+	for (let round = 0; round < rounds; round++)
+		await fault(await heldRuns(stack, perRound, round), round);
+}

@@ -3,6 +3,7 @@
  * online, run the drill's own part, then settle and tally every sim's runs. The stack is
  * stopped either way.
  */
+import type { Sim } from "../../src/sim/index.ts";
 import {
 	type DrillStack,
 	type DrillStackOptions,
@@ -56,13 +57,14 @@ export function settleStack(
 export async function stackDrill(
 	drill: string,
 	options: DrillStackOptions,
-	body: (stack: DrillStack) => Promise<DrillOutcome>,
+	/** The drill's own part; `sim` is the stack's first simulator. */
+	body: (stack: DrillStack, sim: Sim) => Promise<DrillOutcome>,
 ): Promise<DrillReport> {
 	const startedAt = performance.now();
 	const stack = await startDrillStack(options);
 	try {
 		await untilOnline(stack);
-		const outcome = await body(stack);
+		const outcome = await body(stack, stack.sim());
 		return await settleStack(drill, stack, startedAt, outcome);
 	} finally {
 		await stack.stop();
