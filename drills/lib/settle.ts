@@ -42,9 +42,14 @@ export async function settleAndTally(
 ): Promise<DrillReport> {
 	const simList = [...sims];
 	let expectation: Expectation = expectations(simList, options.threadIds);
+	// Settled = every run terminal and every terminal run's event in. Judging while a run is
+	// still finishing would count its event as lost when it lands a moment later.
 	await eventually(() => {
 		expectation = expectations(simList, options.threadIds);
-		return missing(expectation, receiver.deliveries).length === 0;
+		return (
+			expectation.busy === 0 &&
+			missing(expectation, receiver.deliveries).length === 0
+		);
 	}, options.timeoutMs ?? 20_000);
 	// Give a redelivery that is already on the wire a moment to land, so it is counted.
 	await Bun.sleep(100);

@@ -51,6 +51,8 @@ export interface Expectation {
 	/** `thread:run` → event type. */
 	expected: Map<string, string>;
 	runs: number;
+	/** Runs not terminal yet: their events cannot be expected (or missed) until they are. */
+	busy: number;
 }
 
 /** Terminal runs of `threadIds` (default: every thread on the sims), with their event type. */
@@ -60,6 +62,7 @@ export function expectations(
 ): Expectation {
 	const expected = new Map<string, string>();
 	let runs = 0;
+	let busy = 0;
 	for (const sim of sims) {
 		for (const threadId of sim.threadIds()) {
 			if (threadIds && !threadIds.has(threadId)) continue;
@@ -70,10 +73,11 @@ export function expectations(
 				runs += 1;
 				const outcome = runOutcome(run.status);
 				if (outcome) expected.set(`${threadId}:${run.id}`, `thread.${outcome}`);
+				else busy += 1;
 			}
 		}
 	}
-	return { expected, runs };
+	return { expected, runs, busy };
 }
 
 /** Run events only (questions are not part of these drills' accounting). */
