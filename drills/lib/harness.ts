@@ -21,7 +21,7 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../../test/helpers/receiver.ts";
-import { machineConfig } from "../../test/helpers/stack.ts";
+import { machineConfig, testServerSettings } from "../../test/helpers/stack.ts";
 
 /** Heartbeat and reconnect timings that make the drills take seconds instead of minutes. */
 export const FAST_MACHINE = {
@@ -97,19 +97,11 @@ export async function startDrillStack(
 	const config: AppConfig = {
 		file: join(dir, "t3code.toml"),
 		machines,
-		server: {
-			host: "127.0.0.1",
-			port: 0,
-			statePath,
-			token: undefined,
-			allowedHosts: [],
-			allowedOrigins: [],
+		server: testServerSettings(statePath, {
 			hookUrl: receiver.url,
-			hookToken: undefined,
 			hookSecret: TEST_SECRET,
-			waitTimeoutS: 600,
 			logLevel: "debug",
-		},
+		}),
 	};
 	const timings = options.productionTimings ? {} : FAST_MACHINE;
 	const server = await startServer(config, {

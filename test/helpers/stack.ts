@@ -83,6 +83,27 @@ export function machineConfig(
 	};
 }
 
+/** Server settings for a test server on loopback (ephemeral port), with overrides. */
+export function testServerSettings(
+	statePath: string,
+	overrides: Partial<ServerSettings> = {},
+): ServerSettings {
+	return {
+		host: "127.0.0.1",
+		port: 0,
+		statePath,
+		token: undefined,
+		allowedHosts: [],
+		allowedOrigins: [],
+		hookUrl: undefined,
+		hookToken: undefined,
+		hookSecret: undefined,
+		waitTimeoutS: 600,
+		logLevel: "error",
+		...overrides,
+	};
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-test-"));
 	const statePath = options.statePath ?? join(dir, "state.sqlite");
@@ -104,20 +125,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	const makeConfig = (): AppConfig => ({
 		file: join(dir, "t3code.toml"),
 		machines,
-		server: {
-			host: "127.0.0.1",
-			port: 0,
-			statePath,
-			token: undefined,
-			allowedHosts: [],
-			allowedOrigins: [],
-			hookUrl: undefined,
-			hookToken: undefined,
-			hookSecret: undefined,
-			waitTimeoutS: 600,
-			logLevel: "error",
-			...options.server,
-		},
+		server: testServerSettings(statePath, options.server),
 	});
 	const serviceOptions = {
 		log: options.log ?? silentLogger,
