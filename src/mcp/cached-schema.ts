@@ -19,11 +19,12 @@ export function cachedSchema<S extends StandardSchemaWithJSON>(schema: S): S {
 			const key = `${io}:${JSON.stringify(options ?? null)}`;
 			let json = cache.get(key);
 			if (!json) {
-				json = standard.jsonSchema[io](options);
+				// Frozen: the SDK only reads (and spreads) it, and a copy per call cost as
+				// much as the conversion it saves.
+				json = deepFreeze(standard.jsonSchema[io](options));
 				cache.set(key, json);
 			}
-			// Callers may decorate what they get; hand out copies.
-			return structuredClone(json);
+			return json;
 		};
 	return {
 		"~standard": {
@@ -32,4 +33,12 @@ export function cachedSchema<S extends StandardSchemaWithJSON>(schema: S): S {
 			jsonSchema: { input: memo("input"), output: memo("output") },
 		},
 	} as unknown as S;
+}
+
+function deepFreeze<T>(value: T): T {
+	if (value && typeof value === "object" && !Object.isFrozen(value)) {
+		Object.freeze(value);
+		for (const child of Object.values(value)) deepFreeze(child);
+	}
+	return value;
 }
