@@ -329,3 +329,18 @@ export async function connectClient(
 	);
 	return client;
 }
+
+/** Waits until every machine the server reports is online (read through t3_machines). */
+export async function untilMachinesOnline(client: Client): Promise<void> {
+	await until(
+		async () => {
+			const { data } = await callTool<{ machines: { state: string }[] }>(
+				client,
+				"t3_machines",
+			);
+			return data.machines.every((m) => m.state === "online");
+		},
+		10_000,
+		"machines online",
+	);
+}

@@ -13,7 +13,12 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
-import { callTool, connectClient, until } from "../helpers/stack.ts";
+import {
+	callTool,
+	connectClient,
+	until,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
 
 let dir: string;
 let sim: Sim;
@@ -46,17 +51,7 @@ test("kill -9 while the webhook POST is in flight: delivered after restart, same
 	const client = await connectClient(first.mcpUrl, {
 		"X-Conversation-Origin": "conv-crash",
 	});
-	await until(
-		async () => {
-			const { data } = await callTool<{ machines: { state: string }[] }>(
-				client,
-				"t3_machines",
-			);
-			return data.machines[0]?.state === "online";
-		},
-		10_000,
-		"online",
-	);
+	await untilMachinesOnline(client);
 	const d = await callTool<{ thread_id: string }>(client, "t3_dispatch", {
 		machine: "demo",
 		project: "demo",

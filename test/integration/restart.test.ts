@@ -14,6 +14,7 @@ import {
 	restartServer,
 	startStack,
 	until,
+	untilMachinesOnline,
 } from "../helpers/stack.ts";
 
 let dir: string;
@@ -72,17 +73,7 @@ test("kill -9 between a dispatch and its first shell update: after restart t3_wa
 		statePath,
 	});
 	let client = await connectClient(server.mcpUrl);
-	await until(
-		async () => {
-			const { data } = await callTool<{ machines: { state: string }[] }>(
-				client,
-				"t3_machines",
-			);
-			return data.machines[0]?.state === "online";
-		},
-		10_000,
-		"online",
-	);
+	await untilMachinesOnline(client);
 	const d = await callTool<{
 		thread_id: string;
 		run_id: string;
