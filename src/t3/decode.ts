@@ -233,13 +233,7 @@ export function decodeShellStreamItem(
 	raw: unknown,
 	onUnknown?: (kind: string) => void,
 ): ShellStreamItem {
-	const unknown = (kind: string): ShellStreamItem => {
-		onUnknown?.(kind);
-		return { kind: "unknown", raw };
-	};
-	if (!isRecord(raw)) return unknown("<not an object>");
-	const kind = str(raw.kind) ?? "<missing>";
-	try {
+	return decodeKinded<ShellStreamItem>(raw, onUnknown, (kind, raw) => {
 		switch (kind) {
 			case "snapshot": {
 				const item: ShellStreamItem = {
@@ -283,8 +277,29 @@ export function decodeShellStreamItem(
 			case "synchronized":
 				return { kind };
 			default:
-				return unknown(kind);
+				return undefined;
 		}
+	});
+}
+
+/**
+ * The common frame of a stream item decoder: an object with a `kind`, decoded by `decode`;
+ * an unknown kind (undefined from `decode`) or a malformed item becomes `{kind: "unknown"}`
+ * and is reported, never thrown.
+ */
+function decodeKinded<T>(
+	raw: unknown,
+	onUnknown: ((kind: string) => void) | undefined,
+	decode: (kind: string, raw: Record<string, unknown>) => T | undefined,
+): T | { kind: "unknown"; raw: unknown } {
+	const unknown = (kind: string) => {
+		onUnknown?.(kind);
+		return { kind: "unknown" as const, raw };
+	};
+	if (!isRecord(raw)) return unknown("<not an object>");
+	const kind = str(raw.kind) ?? "<missing>";
+	try {
+		return decode(kind, raw) ?? unknown(kind);
 	} catch {
 		return unknown(`malformed ${kind}`);
 	}
@@ -431,13 +446,7 @@ export function decodeThreadStreamItem(
 	raw: unknown,
 	onUnknown?: (kind: string) => void,
 ): ThreadStreamItem {
-	const unknown = (kind: string): ThreadStreamItem => {
-		onUnknown?.(kind);
-		return { kind: "unknown", raw };
-	};
-	if (!isRecord(raw)) return unknown("<not an object>");
-	const kind = str(raw.kind) ?? "<missing>";
-	try {
+	return decodeKinded<ThreadStreamItem>(raw, onUnknown, (kind, raw) => {
 		switch (kind) {
 			case "snapshot": {
 				const item: ThreadStreamItem = {
@@ -464,11 +473,9 @@ export function decodeThreadStreamItem(
 			case "synchronized":
 				return { kind };
 			default:
-				return unknown(kind);
+				return undefined;
 		}
-	} catch {
-		return unknown(`malformed ${kind}`);
-	}
+	});
 }
 
 export function decodeDescriptor(raw: unknown): EnvironmentDescriptor {
