@@ -1,6 +1,6 @@
 /**
  * Wires the long-lived parts together: the fleet of machines, the state database, the thread
- * operations and (later) event tracking. `index.ts` creates it once; tests create their own.
+ * operations and event tracking. `index.ts` creates it once; tests create their own.
  */
 import type { AppConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
@@ -55,9 +55,7 @@ export function createServices(
 	const shutdown = new AbortController();
 	const fleet = createFleet(
 		config.machines,
-		options.machineFactory ??
-			((machine) =>
-				createMachine(machine, { log: log.child({ machine: machine.name }) })),
+		options.machineFactory ?? ((machine) => createMachine(machine, { log })),
 	);
 	const clock = options.clock ?? systemClock;
 	const threadDeps: ThreadDeps = {

@@ -22,10 +22,11 @@ export type EnvSettings = Partial<ServerSettings>;
 
 const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
-/** The variable's value, or undefined when unset, empty or blank. */
+/** The variable's value (trimmed), or undefined when unset, empty or blank. */
 export function envValue(env: Env, name: string): string | undefined {
-	const v = env[name];
-	return v === undefined || v.trim() === "" ? undefined : v;
+	// Trimmed: env files often leave a trailing space or CR, which would corrupt a bearer.
+	const v = env[name]?.trim();
+	return v === undefined || v === "" ? undefined : v;
 }
 
 export function readServerEnv(

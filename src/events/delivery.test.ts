@@ -169,3 +169,27 @@ describe("delivery", () => {
 		expect(outbox.forThread("th1")).toHaveLength(0);
 	});
 });
+
+describe("bookkeeping failures", () => {
+	test("an outcome that cannot be recorded pauses deliveries instead of re-sending in a loop", async () => {
+		const real = outbox;
+		let failing = true;
+		outbox = {
+			...real,
+			markDelivered: (id, now) => {
+				if (failing) throw new Error("database or disk is full");
+				real.markDelivered(id, now);
+			},
+		};
+		start();
+		emit("th1");
+		await worker.idle();
+		expect(receiver.attempts()).toBe(1);
+		await advance(4_999);
+		expect(receiver.attempts()).toBe(1);
+		failing = false;
+		await advance(1);
+		expect(receiver.attempts()).toBe(2);
+		expect(real.forThread("th1")[0]?.status).toBe("delivered");
+	});
+});

@@ -38,9 +38,12 @@ export interface DeliveryWorker {
 	stop(): Promise<void>;
 	/** Resolves when nothing is in flight and nothing is due now (tests). */
 	idle(): Promise<void>;
+	/** The latest failed attempt's error since the last success, or null. */
+	lastError(): string | null;
 }
 
 const COMPACT_EVERY_MS = 3600_000;
+const BOOKKEEPING_PAUSE_MS = 5_000;
 
 export function createDeliveryWorker(
 	options: DeliveryOptions,
@@ -55,6 +58,9 @@ export function createDeliveryWorker(
 	let cancelTimer: (() => void) | undefined;
 	let cancelCompaction: (() => void) | undefined;
 	let stopped = true;
+	/** Set after the outbox could not be written: no attempts before then. */
+	let pausedUntil = 0;
+	let lastError: string | null = null;
 
 	const schedule = () => {
 		cancelTimer?.();
@@ -62,13 +68,22 @@ export function createDeliveryWorker(
 		// While attempts are in flight, each one's end pumps and schedules again: a timer (or
 		// the query for the next due time) here would only spin.
 		if (stopped || !options.url || inFlight.size > 0) return;
+		const now = deps.clock.now();
+		if (pausedUntil > now) {
+			cancelTimer = deps.clock.setTimer(pump, pausedUntil - now);
+			return;
+		}
 		const at = deps.outbox.nextDueAt();
 		if (at === null) return;
-		cancelTimer = deps.clock.setTimer(pump, at - deps.clock.now());
+		cancelTimer = deps.clock.setTimer(pump, at - now);
 	};
 
 	function pump() {
 		if (stopped || !options.url) return;
+		if (pausedUntil > deps.clock.now()) {
+			schedule();
+			return;
+		}
 		const free = concurrency - inFlight.size;
 		if (free > 0) {
 			const busyThreads = new Set([...inFlight.keys()]);
@@ -78,12 +93,16 @@ export function createDeliveryWorker(
 				busyThreads.add(row.thread_id);
 				const task = attempt(row)
 					.catch((error: unknown) => {
-						// A storage failure must never escape as an unhandled rejection; the row
-						// stays pending and is tried again on the next pump.
-						deps.log.error("webhook delivery bookkeeping failed", {
-							event: row.id,
-							error,
-						});
+						// The outcome could not be recorded (full disk, read-only file): the row is
+						// still pending and due. Pause, or the same event would be re-sent in a loop.
+						pausedUntil = deps.clock.now() + BOOKKEEPING_PAUSE_MS;
+						deps.log.error(
+							"webhook delivery bookkeeping failed; pausing deliveries",
+							{
+								event: row.id,
+								error,
+							},
+						);
 					})
 					.finally(() => {
 						inFlight.delete(row.thread_id);
@@ -140,6 +159,7 @@ export function createDeliveryWorker(
 		const now = deps.clock.now();
 		if (status >= 200 && status < 300) {
 			deps.outbox.markDelivered(row.id, now);
+			lastError = null;
 			deps.metrics.inc("t3code_mcp_events_delivered_total");
 			deps.metrics.inc("t3code_mcp_delivery_attempts_total", {
 				result: "delivered",
@@ -153,6 +173,7 @@ export function createDeliveryWorker(
 		deps.metrics.inc("t3code_mcp_delivery_attempts_total", {
 			result: status ? String(status) : "error",
 		});
+		lastError = error;
 		const delay =
 			status === 410
 				? null
@@ -201,6 +222,7 @@ export function createDeliveryWorker(
 			cancelCompaction?.();
 			await Promise.all(inFlight.values());
 		},
+		lastError: () => lastError,
 		async idle() {
 			while (inFlight.size) await Promise.all(inFlight.values());
 		},

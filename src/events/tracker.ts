@@ -168,7 +168,11 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		if (!needsProjection) return;
 		const { projection } = await entry.machine.getThread(threadId);
 		const project = deps.fleet.project(entry, projection.thread.projectId);
-		if (!project) return;
+		if (!project) {
+			// Its project left the allowlist: the thread no longer exists for us.
+			deps.threads.setWatched(threadId, false, record.origin, deps.now());
+			return;
+		}
 		const fresh = deps.threads.get(threadId);
 		if (fresh?.watched !== 1) return;
 		const emitted = deps.db.transaction(() => {

@@ -21,6 +21,8 @@ export function healthReport(services: Services) {
 	const now = services.threadDeps.now();
 	const stats = outboxStats(services.db, now);
 	const storageError = services.writeProbe.check(now);
+	// This process's latest delivery failure; after a restart, the newest one on a row.
+	const lastError = services.events.delivery.lastError() ?? stats.lastError;
 	return {
 		// Still 200: the process serves; "degraded" says the state cannot be written right now.
 		status: storageError ? "degraded" : "ok",
@@ -30,7 +32,7 @@ export function healthReport(services: Services) {
 			pending: stats.pending,
 			oldest_pending_s: stats.oldestPendingS,
 			dead: stats.dead,
-			...(stats.lastError ? { last_error: stats.lastError } : {}),
+			...(lastError ? { last_error: lastError } : {}),
 		},
 		hook: services.config.server.hookUrl ? "configured" : "not configured",
 		...(storageError

@@ -60,6 +60,8 @@ const MIGRATIONS: string[] = [
 	// One row rewritten by the health probe: can the state still be written?
 	"CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL) STRICT;",
 	"CREATE INDEX threads_watched_by_machine ON threads(machine, watched);",
+	// The tracker finds the dispatch behind a run (its origin) by run id or message id.
+	"CREATE INDEX dispatches_by_run ON dispatches(run_id); CREATE INDEX dispatches_by_message ON dispatches(message_id);",
 ];
 
 export type Db = Database;

@@ -96,6 +96,16 @@ export function runError(
 		: null;
 }
 
+/**
+ * The ordinal up to which runs are settled: the latest run's if it has finished, else the one
+ * before it. Runs at or below it never produce events for a thread that starts being watched.
+ */
+export function settledOrdinal(projection: ThreadProjection): number {
+	const latest = latestRun(projection);
+	if (!latest) return 0;
+	return latest.completedAt ? latest.ordinal : latest.ordinal - 1;
+}
+
 export interface PendingQuestionView {
 	request_id: string;
 	kind: "user_input" | "approval";

@@ -66,8 +66,16 @@ export class T3Error extends Error {
 	constructor(
 		readonly code: T3ErrorCode,
 		message: string,
-		/** For REJECTED: the error `_tag`; for HTTP: the status. */
-		readonly detail?: { tag?: string; status?: number; raw?: unknown },
+		/**
+		 * For REJECTED: the error `_tag`; for HTTP: the status. `retried`: the command had been
+		 * sent before this answer (after a lost reply), so a refusal may hide an earlier success.
+		 */
+		readonly detail?: {
+			tag?: string;
+			status?: number;
+			raw?: unknown;
+			retried?: boolean;
+		},
 	) {
 		super(message);
 	}
@@ -93,7 +101,7 @@ export interface Machine {
 	getThread(threadId: string): Promise<ThreadDetail>;
 	/**
 	 * RPC `orchestration.dispatchCommand`. The same command (same commandId) is re-sent after a
-	 * transport failure until `retryForMs` runs out, so a lost reply never runs it twice.
+	 * transport failure until `commandRetryMs` runs out, so a lost reply never runs it twice.
 	 */
 	dispatch(
 		command: Record<string, unknown> & { type: string; commandId: string },

@@ -388,7 +388,7 @@ export function createMachine(
 		}
 	}
 
-	/** The socket to send a command on, once the machine is online (bounded by `timeoutMs`). */
+	/** The socket to send a command on, once the machine is online (waiting until `deadline`). */
 	async function onlineClient(deadline: number): Promise<RpcClient> {
 		for (;;) {
 			const terminal = terminalError();
@@ -437,6 +437,14 @@ export function createMachine(
 					if (now() >= deadline) throw err;
 					// After a drop, onlineClient() waits for the reconnect before the re-send.
 					continue;
+				}
+				// A refusal of a re-send does not prove the first send was refused too (the wire
+				// does not tell "rejected" from "already done"): callers must treat it as uncertain.
+				if (lastError && err instanceof T3Error) {
+					throw new T3Error(err.code, err.message, {
+						...err.detail,
+						retried: true,
+					});
 				}
 				throw err;
 			}

@@ -7,7 +7,7 @@
 import type { FleetMachine } from "../fleet/fleet.ts";
 import { ToolFailure } from "../mcp/result.ts";
 import type { DispatchRecord } from "../store/dispatches.ts";
-import { findRunByMessageId, latestRun } from "../t3/derive.ts";
+import { findRunByMessageId, settledOrdinal } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -61,9 +61,20 @@ export async function dispatch(
 		const earlier = deps.dispatches.byRequestId(args.request_id);
 		if (earlier) return replay(deps, earlier);
 	}
-	return args.thread_id === undefined
-		? launch(deps, args, origin)
-		: continueThread(deps, args, args.thread_id, origin);
+	try {
+		return await (args.thread_id === undefined
+			? launch(deps, args, origin)
+			: continueThread(deps, args, args.thread_id, origin));
+	} catch (error) {
+		// The same request_id in two calls at once: the second one to record it answers like a
+		// retry of the first.
+		const code = (error as { code?: unknown })?.code;
+		if (args.request_id !== undefined && code === "SQLITE_CONSTRAINT_UNIQUE") {
+			const earlier = deps.dispatches.byRequestId(args.request_id);
+			if (earlier) return replay(deps, earlier);
+		}
+		throw error;
+	}
 }
 
 async function launch(
@@ -183,8 +194,12 @@ async function continueThread(
 	}
 	const watched = args.watch ?? true;
 	const known = deps.threads.get(threadId);
-	// Runs that finished before we first tracked this thread never produce events.
-	const baseline = known ? undefined : (latestRun(projection)?.ordinal ?? 0);
+	// Runs that finished before we tracked (or while we did not watch) this thread never
+	// produce events: only what this dispatch starts, and what is still going, reports.
+	const baseline =
+		known?.watched === 1
+			? undefined
+			: Math.max(known?.baseline_ordinal ?? 0, settledOrdinal(projection));
 	const record = recordDispatch(deps, {
 		entry,
 		threadId,
@@ -268,7 +283,11 @@ async function replay(
 ): Promise<DispatchResult> {
 	const entry = resolveMachine(deps, record.machine);
 	await requireOnline(entry);
-	const projection = await send(deps, entry, record, undefined);
+	// Confirmed before: read the thread; never confirmed: re-send the very same command.
+	const projection =
+		record.run_id !== null
+			? (await entry.machine.getThread(record.thread_id)).projection
+			: await send(deps, entry, record, undefined);
 	const thread = deps.threads.get(record.thread_id);
 	const project =
 		deps.fleet.project(entry, projection.thread.projectId) ??
@@ -314,7 +333,8 @@ async function send(
 	} catch (error) {
 		if (
 			error instanceof T3Error &&
-			(error.code === "REJECTED" || error.code === "DEFECT")
+			(error.code === "REJECTED" || error.code === "DEFECT") &&
+			!error.detail?.retried
 		) {
 			if (undo) {
 				deps.db.transaction(() => {

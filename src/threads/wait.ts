@@ -37,6 +37,8 @@ export type WaitResult = {
 };
 
 export const MESSAGE_CAP = 8_000;
+/** After a failed read, how soon a wait looks again. */
+const RETRY_MS = 2_000;
 
 export interface WaitOptions {
 	timeoutS: number;
@@ -109,8 +111,11 @@ export async function waitForThreads(
 						const settled = await evaluate(deps, loc);
 						if (settled) finish({ ...settled, elapsed_s: elapsed() });
 					} catch (error) {
-						// A machine that dropped mid-read is re-checked when its shell comes back.
+						// A failed read (timeout, 5xx, a drop) is looked at again shortly even if no
+						// further shell change comes: the run may already be over.
 						deps.log.debug("wait: evaluation failed", { threadId, error });
+						const retry = setTimeout(() => check(threadId), RETRY_MS);
+						cleanups.push(() => clearTimeout(retry));
 					}
 				} while (mine.again && !done);
 				inFlight.delete(threadId);
@@ -175,13 +180,15 @@ async function evaluate(
 	const shell = loc.entry.machine.thread(loc.threadId);
 	const dispatch = deps.dispatches.latestForThread(loc.threadId);
 	const target = dispatch?.run_id ?? null;
-	// Nothing can have settled while the shell shows our run still busy with no request pending.
+	// Nothing can have settled while the shell shows the run still busy with no request
+	// pending: ours (by run id), or the latest one when we did not dispatch it.
 	if (
 		shell &&
-		target !== null &&
-		shell.latestRunId === target &&
+		(target === null ? !dispatch : shell.latestRunId === target) &&
+		shell.latestRunId !== null &&
 		shell.pendingRuntimeRequest === null &&
-		!TERMINAL_RUN_STATUSES.has(shell.status)
+		!TERMINAL_RUN_STATUSES.has(shell.status) &&
+		shell.status !== "idle"
 	) {
 		return null;
 	}

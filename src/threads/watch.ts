@@ -2,7 +2,7 @@
  * `t3_watch`: list tracked threads, or switch a thread's events on or off. Watching a thread we
  * never dispatched starts tracking it with this call's origin; its earlier runs stay silent.
  */
-import { latestRun } from "../t3/derive.ts";
+import { settledOrdinal } from "../t3/derive.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
 
@@ -77,11 +77,4 @@ export async function setWatch(
 	}
 	if (enabled) onWatched(threadId);
 	return { thread_id: threadId, watched: enabled };
-}
-
-/** The ordinal of the latest run if it is already settled, else the one before it. */
-function settledOrdinal(projection: Parameters<typeof latestRun>[0]): number {
-	const latest = latestRun(projection);
-	if (!latest) return 0;
-	return latest.completedAt ? latest.ordinal : latest.ordinal - 1;
 }

@@ -294,6 +294,45 @@ describe("watching", () => {
 	});
 });
 
+describe("resuming an unwatched thread", () => {
+	test("runs that settled while unwatched stay silent; the follow-up reports", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "first, watched" });
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"first event",
+		);
+		await callTool(client, "t3_watch", {
+			thread_id: d.thread_id,
+			enabled: false,
+		});
+		const quiet = await callTool<{ run_id: string }>(client, "t3_dispatch", {
+			thread_id: d.thread_id,
+			prompt: "second, unwatched",
+			watch: false,
+		});
+		await waitFor(client, d.thread_id);
+		const loud = await callTool<{ run_id: string }>(client, "t3_dispatch", {
+			thread_id: d.thread_id,
+			prompt: "third, watched again",
+		});
+		await until(
+			() => forThread(d.thread_id).length === 2,
+			10_000,
+			"follow-up event",
+		);
+		await settle();
+		expect(forThread(d.thread_id).map((e) => e.body.run_id)).toEqual([
+			d.run_id,
+			loud.data.run_id,
+		]);
+		expect(forThread(d.thread_id).map((e) => e.body.run_id)).not.toContain(
+			quiet.data.run_id,
+		);
+	});
+});
+
 describe("coalescing and reconnects", () => {
 	test("run N completes and queued N+1 starts in one coalescing window: one completed for N with N's message", async () => {
 		const slowShell = await startStack({

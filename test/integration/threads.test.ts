@@ -340,6 +340,24 @@ describe("idempotency", () => {
 		expect(t.data.runs).toHaveLength(1);
 	});
 
+	test("the same request_id in two calls at once: one thread, one run", async () => {
+		const client = await stack.client();
+		const [a, b] = await Promise.all([
+			dispatch(client, {
+				prompt: "twice at once",
+				request_id: "req-concurrent",
+			}),
+			dispatch(client, {
+				prompt: "twice at once",
+				request_id: "req-concurrent",
+			}),
+		]);
+		expect(a.isError).toBe(false);
+		expect(b.isError).toBe(false);
+		expect(b.data.thread_id).toBe(a.data.thread_id);
+		expect(b.data.run_id).toBe(a.data.run_id);
+	});
+
 	test("a lost launchThread reply is retried with the same ids: one thread, one run", async () => {
 		const client = await stack.client();
 		const sim = stack.sim();
