@@ -36,7 +36,6 @@ export interface Services {
 export interface ServiceOptions {
 	version: string;
 	log: Logger;
-	now?: () => number;
 	newId?: () => string;
 	progressIntervalMs?: number;
 	machineFactory?: (config: MachineConfig) => Machine;
@@ -65,7 +64,7 @@ export function createServices(
 		dispatches: createDispatchStore(db),
 		settings: config.server,
 		log,
-		now: options.now ?? (() => clock.now()),
+		now: () => clock.now(),
 		newId: options.newId ?? (() => crypto.randomUUID()),
 		progressIntervalMs: options.progressIntervalMs,
 		shutdown: shutdown.signal,
