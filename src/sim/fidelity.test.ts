@@ -6,15 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
-import { startSim } from "./sim.ts";
 import {
 	connect,
+	dispatchCommand,
 	dispatchPayload,
 	type Frame,
-	firstProjectId,
+	httpHeaders,
 	launchPayload,
 	type RawClient,
 	type StreamHandle,
+	startSimWithClient,
 	until,
 } from "./test-client.ts";
 import type { Sim } from "./types.ts";
@@ -185,10 +186,16 @@ let projectId: string;
 let threadId: string;
 
 beforeAll(async () => {
-	sim = await startSim({ stepMs: 10, coalesceMs: 15 });
-	projectId = await firstProjectId(sim);
 	// A thread with one completed run, like the captures' long-lived test thread.
-	const setup = await connect(sim);
+	let setup: RawClient;
+	({
+		sim,
+		projectId,
+		client: setup,
+	} = await startSimWithClient({
+		stepMs: 10,
+		coalesceMs: 15,
+	}));
 	const launch = launchPayload(projectId, "say hi");
 	await setup.call("orchestration.launchThread", launch);
 	threadId = launch.threadId;
@@ -236,6 +243,17 @@ const runStatus = (runId: string) =>
 	(sim.projection(threadId) as Frame).runs.find((r: Frame) => r.id === runId)
 		?.status;
 
+/** Interrupts each stream and awaits its Exit. */
+async function interruptAll(
+	c: RawClient,
+	streams: StreamHandle[],
+): Promise<void> {
+	for (const s of streams) {
+		c.send({ _tag: "Interrupt", requestId: s.id, interruptors: [] });
+		await s.exit();
+	}
+}
+
 async function settle(
 	c: RawClient,
 	shell: StreamHandle,
@@ -250,10 +268,7 @@ async function settle(
 			i.thread.activeRunId === null,
 		5000,
 	);
-	for (const s of [...streams, shell]) {
-		c.send({ _tag: "Interrupt", requestId: s.id, interruptors: [] });
-		await s.exit();
-	}
+	await interruptAll(c, [...streams, shell]);
 }
 
 const dispatch = (c: RawClient, text: string, mode = "start_immediately") =>
@@ -261,6 +276,13 @@ const dispatch = (c: RawClient, text: string, mode = "start_immediately") =>
 		"orchestration.dispatchCommand",
 		dispatchPayload(threadId, text, { dispatchMode: { type: mode } }),
 	);
+
+/** A scenario that sends one message and lets its run end with `status`. */
+const oneRun = (text: string, status: string) => async (c: RawClient) => {
+	const { shell, thread } = await subscribeBoth(c);
+	await dispatch(c, text);
+	await settle(c, shell, [thread], status);
+};
 
 const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 	"ws-launch.jsonl": async (c) => {
@@ -271,13 +293,11 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 		await c.call("server.getConfig", {});
 		const launch = launchPayload(projectId, "say hi");
 		// Resume from just before the launch, like the capture's afterSequence:1.
-		const headers = {
-			authorization: `Bearer ${sim.token}`,
-			"x-t3-orchestration-protocol": "2",
-		};
 		const head = (
 			(await (
-				await fetch(`${sim.url}/api/orchestration/shell`, { headers })
+				await fetch(`${sim.url}/api/orchestration/shell`, {
+					headers: httpHeaders(sim),
+				})
 			).json()) as Frame
 		).snapshotSequence;
 		await c.call("orchestration.launchThread", launch);
@@ -301,16 +321,9 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 		await c.call("orchestration.getThreadProjection", {
 			threadId: launch.threadId,
 		});
-		for (const s of [snap, live, shell]) {
-			c.send({ _tag: "Interrupt", requestId: s.id, interruptors: [] });
-			await s.exit();
-		}
+		await interruptAll(c, [snap, live, shell]);
 	},
-	"ws-continuation.jsonl": async (c) => {
-		const { shell, thread } = await subscribeBoth(c);
-		await dispatch(c, "say hi again (continuation)");
-		await settle(c, shell, [thread], "completed");
-	},
+	"ws-continuation.jsonl": oneRun("say hi again (continuation)", "completed"),
 	"ws-question.jsonl": async (c) => {
 		const { shell, thread } = await subscribeBoth(c);
 		await dispatch(c, "please ask me a question");
@@ -318,10 +331,7 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 			(i) =>
 				i.kind === "event" && i.event.payload.type === "user_input_request",
 		);
-		await c.call("orchestration.dispatchCommand", {
-			type: "runtime-request.respond",
-			commandId: crypto.randomUUID(),
-			threadId,
+		await dispatchCommand(c, "runtime-request.respond", threadId, {
 			requestId: item.event.payload.requestId,
 			answers: { color: "Red" },
 		});
@@ -329,22 +339,14 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 	},
 	"ws-approval.jsonl": async (c) => {
 		const mode = (runtimeMode: string) =>
-			c.call("orchestration.dispatchCommand", {
-				type: "thread.runtime-mode.set",
-				commandId: crypto.randomUUID(),
-				threadId,
-				runtimeMode,
-			});
+			dispatchCommand(c, "thread.runtime-mode.set", threadId, { runtimeMode });
 		await mode("approval-required");
 		const { shell, thread } = await subscribeBoth(c);
 		await dispatch(c, "please run a command");
 		const item = await thread.waitFor(
 			(i) => i.kind === "event" && i.event.payload.type === "approval_request",
 		);
-		await c.call("orchestration.dispatchCommand", {
-			type: "runtime-request.respond",
-			commandId: crypto.randomUUID(),
-			threadId,
+		await dispatchCommand(c, "runtime-request.respond", threadId, {
 			requestId: item.event.payload.requestId,
 			decision: "accept",
 		});
@@ -361,20 +363,13 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 				i.event.payload.type === "assistant_message" &&
 				i.event.runId === runId,
 		);
-		await c.call("orchestration.dispatchCommand", {
-			type: "run.interrupt",
-			commandId: crypto.randomUUID(),
-			threadId,
+		await dispatchCommand(c, "run.interrupt", threadId, {
 			runId,
 			reason: "connector test",
 		});
 		await settle(c, shell, [thread], "interrupted");
 	},
-	"ws-fail.jsonl": async (c) => {
-		const { shell, thread } = await subscribeBoth(c);
-		await dispatch(c, "please fail this turn");
-		await settle(c, shell, [thread], "failed");
-	},
+	"ws-fail.jsonl": oneRun("please fail this turn", "failed"),
 	"ws-busy.jsonl": async (c) => {
 		const { shell, thread } = await subscribeBoth(c);
 		await dispatch(c, "start a long task (busy test)");
@@ -397,12 +392,7 @@ const SCENARIOS: Record<string, (c: RawClient) => Promise<void>> = {
 				i.event.payload.type === "assistant_message" &&
 				i.event.runId === runId,
 		);
-		await c.call("orchestration.dispatchCommand", {
-			type: "run.interrupt",
-			commandId: crypto.randomUUID(),
-			threadId,
-			runId,
-		});
+		await dispatchCommand(c, "run.interrupt", threadId, { runId });
 		await until(
 			() => runStatus(lastRunId()) === "completed",
 			5000,

@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { startSim } from "./sim.ts";
 import {
 	connect,
+	dispatchCommand,
 	dispatchPayload,
 	type Frame,
-	firstProjectId,
 	launchPayload,
 	type RawClient,
 	type StreamHandle,
+	startSimWithClient,
 	until,
 } from "./test-client.ts";
 import type { Sim } from "./types.ts";
@@ -16,9 +16,14 @@ let sim: Sim;
 let c: RawClient;
 let projectId: string;
 beforeEach(async () => {
-	sim = await startSim({ stepMs: 2, coalesceMs: 2 });
-	projectId = await firstProjectId(sim);
-	c = await connect(sim);
+	({
+		sim,
+		projectId,
+		client: c,
+	} = await startSimWithClient({
+		stepMs: 2,
+		coalesceMs: 2,
+	}));
 });
 afterEach(async () => {
 	c.close();
@@ -85,15 +90,44 @@ async function dispatch(
 	return { payload, sequence: exit.value.sequence as number };
 }
 
+/** A launched thread whose first run has completed. */
+async function launchDone(text: string) {
+	const launched = await launch(text);
+	await launched.thread.waitFor(runEnded(launched.runId, "completed"));
+	return launched;
+}
+
+/** Waits for the run to end with the last status of `flow`, then expects that status flow. */
+async function expectFlow(
+	stream: StreamHandle,
+	runId: string,
+	flow: string[],
+): Promise<void> {
+	await stream.waitFor(runEnded(runId, flow.at(-1) as string));
+	expect(runFlow(stream, runId)).toEqual(flow);
+}
+
+const LAUNCHED_TO_COMPLETED = [
+	"preparing",
+	"starting",
+	"running",
+	"waiting",
+	"completed",
+];
+const QUEUED_TO_COMPLETED = [
+	"queued",
+	"starting",
+	"running",
+	"waiting",
+	"completed",
+];
+
 const respond = (
 	threadId: string,
 	requestId: string,
 	extra: Record<string, unknown>,
 ) =>
-	c.call("orchestration.dispatchCommand", {
-		type: "runtime-request.respond",
-		commandId: crypto.randomUUID(),
-		threadId,
+	dispatchCommand(c, "runtime-request.respond", threadId, {
 		requestId,
 		...extra,
 	});
@@ -102,14 +136,7 @@ const interrupt = (
 	threadId: string,
 	runId: string,
 	extra: Record<string, unknown> = {},
-) =>
-	c.call("orchestration.dispatchCommand", {
-		type: "run.interrupt",
-		commandId: crypto.randomUUID(),
-		threadId,
-		runId,
-		...extra,
-	});
+) => dispatchCommand(c, "run.interrupt", threadId, { runId, ...extra });
 
 describe("sim runs", () => {
 	it("launches, prepares, runs and completes with a checkpoint", async () => {
@@ -123,14 +150,7 @@ describe("sim runs", () => {
 			status: "preparing",
 			userMessageId: payload.initialMessage.messageId,
 		});
-		await thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(thread, runId)).toEqual([
-			"preparing",
-			"starting",
-			"running",
-			"waiting",
-			"completed",
-		]);
+		await expectFlow(thread, runId, LAUNCHED_TO_COMPLETED);
 		const [assistant] = itemOf(thread, runId, "assistant_message");
 		expect(assistant.text).toBe(
 			"Hello from the T3 simulator. You said: say hi",
@@ -158,12 +178,10 @@ describe("sim runs", () => {
 	});
 
 	it("continues a thread with message.dispatch (starting → … → completed)", async () => {
-		const first = await launch("hello");
-		await first.thread.waitFor(runEnded(first.runId, "completed"));
+		const first = await launchDone("hello");
 		const { payload, sequence } = await dispatch(first.threadId, "again");
 		const runId = `run:thread:${first.threadId}:ordinal:2`;
-		await first.thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(first.thread, runId)).toEqual([
+		await expectFlow(first.thread, runId, [
 			"starting",
 			"running",
 			"waiting",
@@ -211,14 +229,7 @@ describe("sim runs", () => {
 			answers: { color: "red" },
 		});
 		expect(answer._tag).toBe("Success");
-		await thread.waitFor(runEnded(runId, "completed"));
-		expect(runFlow(thread, runId)).toEqual([
-			"preparing",
-			"starting",
-			"running",
-			"waiting",
-			"completed",
-		]);
+		await expectFlow(thread, runId, LAUNCHED_TO_COMPLETED);
 		expect(itemOf(thread, runId, "assistant_message").at(-1).text).toBe(
 			"You chose red.",
 		);
@@ -275,8 +286,7 @@ describe("sim runs", () => {
 			holdQueue: true,
 		});
 		expect(exit._tag).toBe("Success");
-		await thread.waitFor(runEnded(runId, "interrupted"));
-		expect(runFlow(thread, runId)).toEqual([
+		await expectFlow(thread, runId, [
 			"preparing",
 			"starting",
 			"running",
@@ -311,8 +321,7 @@ describe("sim runs", () => {
 	it("fails a run with an error item and the shell's lastError", async () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
 		const { thread, runId } = await launch("please fail");
-		await thread.waitFor(runEnded(runId, "failed"));
-		expect(runFlow(thread, runId)).toEqual([
+		await expectFlow(thread, runId, [
 			"preparing",
 			"starting",
 			"running",
@@ -334,8 +343,7 @@ describe("sim runs", () => {
 	});
 
 	it("streams a slow answer as accumulated whole-row upserts", async () => {
-		const { thread, runId } = await launch("be slow");
-		await thread.waitFor(runEnded(runId, "completed"));
+		const { thread, runId } = await launchDone("be slow");
 		const rows = itemOf(thread, runId, "assistant_message");
 		expect(rows.filter((r) => r.streaming).map((r) => r.text)).toEqual([
 			"Streaming ",
@@ -370,21 +378,8 @@ describe("sim runs", () => {
 			activeRunId: runId,
 		});
 		await interrupt(threadId, runId);
-		await thread.waitFor(runEnded(run3, "completed"));
-		expect(runFlow(thread, run2)).toEqual([
-			"queued",
-			"starting",
-			"running",
-			"waiting",
-			"completed",
-		]);
-		expect(runFlow(thread, run3)).toEqual([
-			"queued",
-			"starting",
-			"running",
-			"waiting",
-			"completed",
-		]);
+		await expectFlow(thread, run3, QUEUED_TO_COMPLETED);
+		expect(runFlow(thread, run2)).toEqual(QUEUED_TO_COMPLETED);
 		const started2 = thread.items.findIndex(
 			isEvent("run.updated", (p) => p.id === run2 && p.status === "starting"),
 		);
@@ -402,11 +397,7 @@ describe("sim runs", () => {
 		await thread.waitFor(runEnded(runId, "interrupted"));
 		const runs = (sim.projection(threadId) as Frame).runs;
 		expect(runs[1].status).toBe("queued");
-		await c.call("orchestration.dispatchCommand", {
-			type: "queue.resume",
-			commandId: crypto.randomUUID(),
-			threadId,
-		});
+		await dispatchCommand(c, "queue.resume", threadId);
 		await thread.waitFor(runEnded(runs[1].id, "completed"));
 	});
 
@@ -449,12 +440,10 @@ describe("sim runs", () => {
 	});
 
 	it("resumes the shell after a sequence with metadata snapshot + coalesced deltas", async () => {
-		const a = await launch("hello");
-		await a.thread.waitFor(runEnded(a.runId, "completed"));
+		const a = await launchDone("hello");
 		const cursor = a.thread.items.filter((i) => i.kind === "event").at(-1)
 			.sequence as number;
-		const b = await launch("world");
-		await b.thread.waitFor(runEnded(b.runId, "completed"));
+		const b = await launchDone("world");
 		const resumed = c.stream("orchestration.subscribeShell", {
 			afterSequence: cursor,
 			requestCompletionMarker: true,
@@ -481,12 +470,16 @@ describe("sim runs", () => {
 
 	it("coalesces shell changes inside the window", async () => {
 		await sim.stop();
-		sim = await startSim({ stepMs: 1, coalesceMs: 300 });
-		projectId = await firstProjectId(sim);
-		c = await connect(sim);
+		({
+			sim,
+			projectId,
+			client: c,
+		} = await startSimWithClient({
+			stepMs: 1,
+			coalesceMs: 300,
+		}));
 		const shell = c.stream("orchestration.subscribeShell", {});
-		const { thread, runId } = await launch("hello");
-		await thread.waitFor(runEnded(runId, "completed"));
+		await launchDone("hello");
 		const update = await shell.waitFor((i) => i.kind === "thread.updated");
 		// The whole run fit in one window: one delta with the final state.
 		expect(update.thread.status).toBe("completed");
@@ -524,23 +517,14 @@ describe("sim runs", () => {
 
 	it("archives and deletes threads", async () => {
 		const shell = c.stream("orchestration.subscribeShell", {});
-		const { thread, runId, threadId } = await launch("hello");
-		await thread.waitFor(runEnded(runId, "completed"));
-		await c.call("orchestration.dispatchCommand", {
-			type: "thread.archive",
-			commandId: crypto.randomUUID(),
-			threadId,
-		});
+		const { threadId } = await launchDone("hello");
+		await dispatchCommand(c, "thread.archive", threadId);
 		await shell.waitFor(
 			(i) => i.kind === "thread.removed" && i.threadId === threadId,
 		);
 		const archived = await c.call("orchestration.getArchivedShellSnapshot", {});
 		expect(archived.value.threads.map((t: Frame) => t.id)).toEqual([threadId]);
-		await c.call("orchestration.dispatchCommand", {
-			type: "thread.delete",
-			commandId: crypto.randomUUID(),
-			threadId,
-		});
+		await dispatchCommand(c, "thread.delete", threadId);
 		await until(() => sim.threadIds().length === 0);
 		const mode = await c.call(
 			"orchestration.dispatchCommand",
@@ -550,12 +534,8 @@ describe("sim runs", () => {
 	});
 
 	it("sets the runtime mode on a thread", async () => {
-		const { thread, runId, threadId } = await launch("hello");
-		await thread.waitFor(runEnded(runId, "completed"));
-		const exit = await c.call("orchestration.dispatchCommand", {
-			type: "thread.runtime-mode.set",
-			commandId: crypto.randomUUID(),
-			threadId,
+		const { thread, threadId } = await launchDone("hello");
+		const exit = await dispatchCommand(c, "thread.runtime-mode.set", threadId, {
 			runtimeMode: "approval-required",
 		});
 		const event = await thread.waitFor(isEvent("thread.runtime-mode-updated"));

@@ -3,7 +3,8 @@
  * of the product's protocol client, plus deadline-bounded waits (no fixed sleeps). Used by
  * the `*.test.ts` files beside it; not exported from index.ts.
  */
-import type { Sim } from "./types.ts";
+import { startSim } from "./sim.ts";
+import type { Sim, SimOptions } from "./types.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: wire frames are untyped JSON in tests
 export type Frame = any;
@@ -197,14 +198,44 @@ export function dispatchPayload(
 	};
 }
 
+/** A `dispatchCommand` of `type` on `threadId` with a fresh commandId. */
+export function dispatchCommand(
+	c: RawClient,
+	type: string,
+	threadId: string,
+	extra: Record<string, unknown> = {},
+): Promise<Frame> {
+	return c.call("orchestration.dispatchCommand", {
+		type,
+		commandId: crypto.randomUUID(),
+		threadId,
+		...extra,
+	});
+}
+
+/** Headers of an authorized protocol-2 HTTP request to the sim. */
+export function httpHeaders(sim: Sim): Record<string, string> {
+	return {
+		authorization: `Bearer ${sim.token}`,
+		"x-t3-orchestration-protocol": "2",
+	};
+}
+
 /** The first project's id, read from the HTTP shell. */
 export async function firstProjectId(sim: Sim): Promise<string> {
 	const res = await fetch(`${sim.url}/api/orchestration/shell`, {
-		headers: {
-			authorization: `Bearer ${sim.token}`,
-			"x-t3-orchestration-protocol": "2",
-		},
+		headers: httpHeaders(sim),
 	});
 	const body = (await res.json()) as { projects: { id: string }[] };
 	return body.projects[0]?.id as string;
+}
+
+/** A sim started with `options`, its first project's id, and a raw client connected to it. */
+export async function startSimWithClient(
+	options: SimOptions,
+): Promise<{ sim: Sim; projectId: string; client: RawClient }> {
+	const sim = await startSim(options);
+	const projectId = await firstProjectId(sim);
+	const client = await connect(sim);
+	return { sim, projectId, client };
 }

@@ -34,6 +34,26 @@ export interface MachineSpec {
 	options?: { id: string; value: string | boolean }[];
 }
 
+/**
+ * The machine "demo" on a sim holding the sim's default project ("demo" at /srv/t3/demo) and
+ * `more` ([title, workspace root]), of which the connector shows those its `allow` list names.
+ */
+export function demoMachine(
+	more: [title: string, workspaceRoot: string][],
+	allow: string[],
+): MachineSpec {
+	return {
+		name: "demo",
+		sim: {
+			projects: [
+				{ title: "demo", workspaceRoot: "/srv/t3/demo" },
+				...more.map(([title, workspaceRoot]) => ({ title, workspaceRoot })),
+			],
+		},
+		projects: allow,
+	};
+}
+
 export interface StackOptions {
 	machines?: MachineSpec[];
 	server?: Partial<ServerSettings>;

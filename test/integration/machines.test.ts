@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freePort } from "../helpers/process.ts";
 import {
 	callTool,
+	demoMachine,
 	ERAS,
 	launchOnSim,
 	type Stack,
@@ -18,17 +19,13 @@ let stack: Stack;
 beforeAll(async () => {
 	stack = await startStack({
 		machines: [
-			{
-				name: "demo",
-				sim: {
-					projects: [
-						{ title: "demo", workspaceRoot: "/srv/t3/demo" },
-						{ title: "secret", workspaceRoot: "/srv/t3/secret" },
-						{ title: ".dotfiles", workspaceRoot: "/home/u/.dotfiles" },
-					],
-				},
-				projects: ["demo", "/home/*"],
-			},
+			demoMachine(
+				[
+					["secret", "/srv/t3/secret"],
+					[".dotfiles", "/home/u/.dotfiles"],
+				],
+				["demo", "/home/*"],
+			),
 			{ name: "down", url: `http://127.0.0.1:${await freePort()}` },
 			{ name: "notoken", token: null },
 			{ name: "badtoken", token: "not-the-token" },

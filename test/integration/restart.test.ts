@@ -13,7 +13,6 @@ import {
 	connectClient,
 	restartServer,
 	startStack,
-	until,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
 

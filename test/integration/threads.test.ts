@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import {
 	callTool,
+	demoMachine,
 	ERAS,
 	type Stack,
 	startStack,
@@ -41,19 +42,15 @@ let stack: Stack;
 beforeAll(async () => {
 	stack = await startStack({
 		machines: [
-			{
-				name: "demo",
-				sim: {
-					projects: [
-						{ title: "demo", workspaceRoot: "/srv/t3/demo" },
-						{ title: "other", workspaceRoot: "/srv/t3/other" },
-						{ title: "twin", workspaceRoot: "/srv/t3/twin-a" },
-						{ title: "twin", workspaceRoot: "/srv/t3/twin-b" },
-						{ title: "secret", workspaceRoot: "/srv/t3/secret" },
-					],
-				},
-				projects: ["demo", "other", "twin"],
-			},
+			demoMachine(
+				[
+					["other", "/srv/t3/other"],
+					["twin", "/srv/t3/twin-a"],
+					["twin", "/srv/t3/twin-b"],
+					["secret", "/srv/t3/secret"],
+				],
+				["demo", "other", "twin"],
+			),
 		],
 		progressIntervalMs: 20,
 	});
@@ -73,6 +70,11 @@ const wait = (
 	args: Record<string, unknown>,
 	options?: Parameters<typeof callTool>[3],
 ) => callTool<Waited>(client, "t3_wait", { timeout: 20, ...args }, options);
+const answer = (
+	client: Client,
+	threadId: string,
+	args: Record<string, unknown>,
+) => callTool(client, "t3_answer", { thread_id: threadId, ...args });
 
 describe.each(ERAS)("the loop (%s era)", (era) => {
 	test("dispatch returns at once; wait reports completion with the agent's text", async () => {
@@ -111,8 +113,7 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 				},
 			],
 		});
-		const a = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const a = await answer(client, d.data.thread_id, {
 			answers: { color: "Red" },
 		});
 		expect(a.isError).toBe(false);
@@ -122,8 +123,7 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 			status: "sent",
 			custom: [],
 		});
-		const again = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const again = await answer(client, d.data.thread_id, {
 			answers: { color: "Red" },
 		});
 		expect(again.isError).toBe(true);
@@ -300,16 +300,12 @@ describe("waiting", () => {
 			prompt: "sim agent wants to list files",
 			questions: [],
 		});
-		const wrong = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const wrong = await answer(client, d.data.thread_id, {
 			answers: { x: "y" },
 		});
 		expect(wrong.isError).toBe(true);
 		expect(wrong.text).toContain('decision: "accept" or "decline"');
-		const a = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
-			decision: "accept",
-		});
+		const a = await answer(client, d.data.thread_id, { decision: "accept" });
 		expect(a.isError).toBe(false);
 		const w = await wait(client, { thread_id: d.data.thread_id });
 		expect(w.data).toMatchObject({
@@ -469,47 +465,31 @@ describe("bad arguments", () => {
 			(await wait(client, { thread_id: d.data.thread_id })).data.outcome,
 		).toBe("question");
 		const id = d.data.thread_id;
-		const unknown = await callTool(client, "t3_answer", {
-			thread_id: id,
-			answers: { size: "big" },
-		});
+		const unknown = await answer(client, id, { answers: { size: "big" } });
 		expect(unknown.text).toContain(
 			'answers: unknown question id "size". Questions: "color" (Which color should I use?; options: "Red", "Blue")',
 		);
-		const missing = await callTool(client, "t3_answer", {
-			thread_id: id,
-			answers: {},
-		});
+		const missing = await answer(client, id, { answers: {} });
 		expect(missing.text).toContain(
 			'answers: missing an answer for question "color"',
 		);
-		const list = await callTool(client, "t3_answer", {
-			thread_id: id,
+		const list = await answer(client, id, {
 			answers: { color: ["Red", "Blue"] },
 		});
 		expect(list.text).toContain(
 			"answers.color: this question takes one answer, not a list.",
 		);
-		const decision = await callTool(client, "t3_answer", {
-			thread_id: id,
-			decision: "accept",
-		});
+		const decision = await answer(client, id, { decision: "accept" });
 		expect(decision.text).toContain(
 			"decision: the pending request is a question, not an approval",
 		);
-		const custom = await callTool(client, "t3_answer", {
-			thread_id: id,
-			answers: { color: "Green" },
-		});
+		const custom = await answer(client, id, { answers: { color: "Green" } });
 		expect(custom.isError).toBe(false);
 		expect(custom.data.custom).toEqual(["color"]);
 		expect((await wait(client, { thread_id: id })).data.message).toBe(
 			"You chose Green.",
 		);
-		const nothing = await callTool(client, "t3_answer", {
-			thread_id: id,
-			answers: { color: "Red" },
-		});
+		const nothing = await answer(client, id, { answers: { color: "Red" } });
 		expect(nothing.text).toContain(`Nothing is pending on thread "${id}"`);
 	});
 });
@@ -522,16 +502,14 @@ describe("question variants", () => {
 		expect(q.data.question?.questions[0]).toMatchObject({
 			allow_custom: false,
 		});
-		const refused = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const refused = await answer(client, d.data.thread_id, {
 			answers: { color: "Green" },
 		});
 		expect(refused.isError).toBe(true);
 		expect(refused.text).toBe(
 			'answers.color: "Green" is not an option and this question allows no free text. Options: "Red", "Blue".',
 		);
-		const ok = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const ok = await answer(client, d.data.thread_id, {
 			answers: { color: "Blue" },
 		});
 		expect(ok.isError).toBe(false);
@@ -548,8 +526,7 @@ describe("question variants", () => {
 			id: "toppings",
 			multi_select: true,
 		});
-		const a = await callTool(client, "t3_answer", {
-			thread_id: d.data.thread_id,
+		const a = await answer(client, d.data.thread_id, {
 			answers: { toppings: ["Cheese", "Basil"] },
 		});
 		expect(a.isError).toBe(false);

@@ -3,67 +3,36 @@
  * version gate, token and scope checks, unreachable servers, a stalled socket caught by the
  * heartbeat, and commands re-sent with the same commandId after a lost reply.
  */
-import { afterEach, describe, expect, it } from "bun:test";
-import type { MachineConfig } from "../../src/config/types.ts";
-import { createMachine, type MachineDeps } from "../../src/t3/machine.ts";
+import { describe, expect, it } from "bun:test";
+import type { MachineDeps } from "../../src/t3/machine.ts";
+import { T3Error } from "../../src/t3/machine-api.ts";
 import {
-	type Machine,
-	type MachineState,
-	type ShellChange,
-	T3Error,
-} from "../../src/t3/machine-api.ts";
-import { silentLogger } from "../../src/util/log.ts";
+	cleanupAfterEach,
+	replayConfig,
+	startReplayMachine,
+	states,
+	watchedMachine,
+} from "./machine-harness.ts";
 import {
 	PROTOCOL2_DESCRIPTOR,
 	REPLAY_TOKEN,
-	type ReplayServer,
 	type ReplayServerOptions,
-	startReplayServer,
 } from "./replay-server.ts";
 import { until } from "./until.ts";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-	for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-/** `null` = the token variable is unset (undefined would pick the default). */
-function config(
-	url: string,
-	token: string | null = REPLAY_TOKEN,
-): MachineConfig {
-	return {
-		name: "lab",
-		url,
-		tokenEnv: "T3_LAB_TOKEN",
-		token: token ?? undefined,
-		projects: [],
-		model: null,
-		options: [],
-	};
-}
+const cleanups = cleanupAfterEach();
 
 function setup(
 	options: ReplayServerOptions,
 	token: string | null = REPLAY_TOKEN,
 	deps: Partial<MachineDeps> = {},
-): { server: ReplayServer; machine: Machine; changes: ShellChange[] } {
-	const server = startReplayServer(options);
-	const machine = createMachine(config(server.url, token), {
-		log: silentLogger,
-		backoff: { initialMs: 20, maxMs: 200, resetAfterMs: 1_000 },
-		...deps,
-	});
-	const changes: ShellChange[] = [];
-	machine.onChange((c) => changes.push(c));
-	cleanups.push(() => server.stop());
-	cleanups.push(() => machine.stop());
-	machine.start();
-	return { server, machine, changes };
-}
-
-function states(changes: ShellChange[]): MachineState[] {
-	return changes.flatMap((c) => (c.kind === "state" ? [c.status.state] : []));
+) {
+	return startReplayMachine(
+		cleanups,
+		options,
+		(url) => replayConfig("lab", url, token),
+		deps,
+	);
 }
 
 async function rejection(p: Promise<unknown>): Promise<T3Error> {
@@ -173,17 +142,16 @@ describe("machine connect sequence", () => {
 		const url = `http://127.0.0.1:${probe.port}`;
 		await probe.stop(true);
 		let attempts = 0;
-		const machine = createMachine(config(url), {
-			log: silentLogger,
-			backoff: { initialMs: 20, maxMs: 200, resetAfterMs: 1_000 },
-			fetch: (input, init) => {
-				attempts += 1;
-				return fetch(input, init);
+		const { machine, changes } = watchedMachine(
+			cleanups,
+			replayConfig("lab", url),
+			{
+				fetch: (input, init) => {
+					attempts += 1;
+					return fetch(input, init);
+				},
 			},
-		});
-		const changes: ShellChange[] = [];
-		machine.onChange((c) => changes.push(c));
-		cleanups.push(() => machine.stop());
+		);
 		expect(machine.status().state).toBe("connecting");
 		machine.start();
 		await until(() => attempts >= 3, 5_000, "three connection attempts");

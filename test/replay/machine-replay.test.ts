@@ -3,8 +3,7 @@
  * recorded shell stream, and derive.ts must read the recorded threads the way the capture
  * script saw them (its `summary` notes are the expected values).
  */
-import { afterEach, describe, expect, it } from "bun:test";
-import type { MachineConfig } from "../../src/config/types.ts";
+import { describe, expect, it } from "bun:test";
 import {
 	finalAssistantMessage,
 	findRunByMessageId,
@@ -12,60 +11,46 @@ import {
 	runError,
 	runOutcome,
 } from "../../src/t3/derive.ts";
-import { createMachine } from "../../src/t3/machine.ts";
-import type {
-	Machine,
-	MachineState,
-	ShellChange,
-} from "../../src/t3/machine-api.ts";
-import { silentLogger } from "../../src/util/log.ts";
+import type { Machine } from "../../src/t3/machine-api.ts";
 import { loadCapture, recordedCalls, summaryNotes } from "./captures.ts";
 import {
-	REPLAY_TOKEN,
-	type ReplayServer,
-	type ReplayServerOptions,
-	startReplayServer,
-} from "./replay-server.ts";
+	cleanupAfterEach,
+	replayConfig,
+	startReplayMachine,
+	states,
+} from "./machine-harness.ts";
+import type { ReplayServer, ReplayServerOptions } from "./replay-server.ts";
 import { until } from "./until.ts";
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-	for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = cleanupAfterEach();
 
-function config(
-	url: string,
-	token: string | undefined = REPLAY_TOKEN,
-): MachineConfig {
-	return {
-		name: "replay",
-		url,
-		tokenEnv: "T3_REPLAY_TOKEN",
-		token,
-		projects: [],
-		model: null,
-		options: [],
-	};
+function setup(options: ReplayServerOptions) {
+	return startReplayMachine(
+		cleanups,
+		options,
+		(url) => replayConfig("replay", url),
+		{ pingIntervalMs: 100, pongTimeoutMs: 2_000 },
+	);
 }
 
-function setup(options: ReplayServerOptions): {
-	server: ReplayServer;
-	machine: Machine;
-	changes: ShellChange[];
-} {
-	const server = startReplayServer(options);
-	const machine = createMachine(config(server.url), {
-		log: silentLogger,
-		backoff: { initialMs: 20, maxMs: 200, resetAfterMs: 1_000 },
-		pingIntervalMs: 100,
-		pongTimeoutMs: 2_000,
+/** Plays `capture` up to its first pending runtime request, held there; `what` names it. */
+async function setupHeldAtRequest(capture: string, what: string) {
+	const started = setup({
+		capture,
+		holdWhen: (v) =>
+			v.kind === "thread.updated" &&
+			(v.thread as { pendingRuntimeRequest?: unknown }).pendingRuntimeRequest !=
+				null,
 	});
-	const changes: ShellChange[] = [];
-	machine.onChange((c) => changes.push(c));
-	cleanups.push(() => server.stop());
-	cleanups.push(() => machine.stop());
-	machine.start();
-	return { server, machine, changes };
+	const { server, machine } = started;
+	await machine.ready(5_000);
+	const threadId = server.threadId as string;
+	await until(
+		() => machine.thread(threadId)?.pendingRuntimeRequest != null,
+		5_000,
+		what,
+	);
+	return { ...started, threadId };
 }
 
 function messageIds(capture: string): string[] {
@@ -78,8 +63,18 @@ function messageIds(capture: string): string[] {
 		.map((c) => String(c.payload.messageId));
 }
 
-function states(changes: ShellChange[]): MachineState[] {
-	return changes.flatMap((c) => (c.kind === "state" ? [c.status.state] : []));
+/** The thread's detail once played, and the run of the capture's first message in it. */
+async function firstRun(
+	server: ReplayServer,
+	machine: Machine,
+	capture: string,
+) {
+	const detail = await machine.getThread(server.threadId as string);
+	const run = findRunByMessageId(
+		detail.projection,
+		messageIds(capture)[0] as string,
+	);
+	return { detail, run };
 }
 
 async function playToEnd(
@@ -108,18 +103,8 @@ async function playToEnd(
 
 describe("machine against recorded servers", () => {
 	it("ws-question.jsonl: online, pending question with its text, then completed with the answer", async () => {
-		const { server, machine, changes } = setup({
-			capture: "ws-question.jsonl",
-			holdWhen: (v) =>
-				v.kind === "thread.updated" &&
-				(v.thread as { pendingRuntimeRequest?: unknown })
-					.pendingRuntimeRequest != null,
-		});
-		await machine.ready(5_000);
-		const threadId = server.threadId as string;
-		await until(
-			() => machine.thread(threadId)?.pendingRuntimeRequest != null,
-			5_000,
+		const { server, machine, changes, threadId } = await setupHeldAtRequest(
+			"ws-question.jsonl",
 			"a pending question",
 		);
 		const shell = machine.thread(threadId);
@@ -146,10 +131,10 @@ describe("machine against recorded servers", () => {
 			run: { id: string };
 			assistantTexts: { text: string }[];
 		};
-		const detail = await machine.getThread(threadId);
-		const run = findRunByMessageId(
-			detail.projection,
-			messageIds("ws-question.jsonl")[0] as string,
+		const { detail, run } = await firstRun(
+			server,
+			machine,
+			"ws-question.jsonl",
 		);
 		expect(run?.id).toBe(summary.run.id);
 		expect(runOutcome(run?.status ?? "")).toBe("completed");
@@ -172,18 +157,8 @@ describe("machine against recorded servers", () => {
 	});
 
 	it("ws-approval.jsonl: pending approval with its prompt, then completed", async () => {
-		const { server, machine } = setup({
-			capture: "ws-approval.jsonl",
-			holdWhen: (v) =>
-				v.kind === "thread.updated" &&
-				(v.thread as { pendingRuntimeRequest?: unknown })
-					.pendingRuntimeRequest != null,
-		});
-		await machine.ready(5_000);
-		const threadId = server.threadId as string;
-		await until(
-			() => machine.thread(threadId)?.pendingRuntimeRequest != null,
-			5_000,
+		const { server, machine, threadId } = await setupHeldAtRequest(
+			"ws-approval.jsonl",
 			"a pending approval",
 		);
 		const midway = await machine.getThread(threadId);
@@ -200,10 +175,10 @@ describe("machine against recorded servers", () => {
 		});
 		server.release();
 		await playToEnd(server, machine, "completed");
-		const detail = await machine.getThread(threadId);
-		const run = findRunByMessageId(
-			detail.projection,
-			messageIds("ws-approval.jsonl")[0] as string,
+		const { detail, run } = await firstRun(
+			server,
+			machine,
+			"ws-approval.jsonl",
 		);
 		expect(runOutcome(run?.status ?? "")).toBe("completed");
 		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
@@ -214,10 +189,10 @@ describe("machine against recorded servers", () => {
 	it("ws-interrupt.jsonl: interrupted, partial answer kept", async () => {
 		const { server, machine } = setup({ capture: "ws-interrupt.jsonl" });
 		await playToEnd(server, machine, "interrupted");
-		const detail = await machine.getThread(server.threadId as string);
-		const run = findRunByMessageId(
-			detail.projection,
-			messageIds("ws-interrupt.jsonl")[0] as string,
+		const { detail, run } = await firstRun(
+			server,
+			machine,
+			"ws-interrupt.jsonl",
 		);
 		expect(runOutcome(run?.status ?? "")).toBe("interrupted");
 		expect(finalAssistantMessage(detail.projection, run?.id ?? "")).toBe(
@@ -229,11 +204,7 @@ describe("machine against recorded servers", () => {
 	it("ws-fail.jsonl: failed with the provider's error", async () => {
 		const { server, machine } = setup({ capture: "ws-fail.jsonl" });
 		await playToEnd(server, machine, "failed");
-		const detail = await machine.getThread(server.threadId as string);
-		const run = findRunByMessageId(
-			detail.projection,
-			messageIds("ws-fail.jsonl")[0] as string,
-		);
+		const { detail, run } = await firstRun(server, machine, "ws-fail.jsonl");
 		expect(runOutcome(run?.status ?? "")).toBe("failed");
 		expect(
 			runError(

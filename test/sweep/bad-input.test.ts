@@ -83,6 +83,16 @@ function expectClean(stack: Stack, rows: RowCounts): void {
 
 const NO_ROWS: RowCounts = { threads: 0, dispatches: 0, events: 0 };
 
+/** `it`, or `it.failing` with the bug in its name while a known bug stands. */
+function itUnlessBug(
+	name: string,
+	bug: string | undefined,
+	body: () => Promise<void>,
+	timeout?: number,
+): void {
+	(bug ? it.failing : it)(bug ? `${name} [BUG: ${bug}]` : name, body, timeout);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 1. Config files
 
@@ -476,17 +486,14 @@ describe("bad tool arguments: an isError result naming the argument", () => {
 			typeof v === "string" && v.length > 40 ? `<${v.length} chars>` : v,
 		);
 		const title = `${c.tool} ${shown.length > 90 ? `${shown.slice(0, 90)}…` : shown}`;
-		(c.bug ? it.failing : it)(
-			c.bug ? `${title} [BUG: ${c.bug}]` : title,
-			async () => {
-				const result = await callTool(client, c.tool, c.args);
-				expect(result.isError).toBe(true);
-				expect(result.text).toMatch(c.says);
-				// Bounded: an oversized argument is not echoed back in full.
-				expect(result.text.length).toBeLessThan(2_000);
-				await expectServing(stack, client);
-			},
-		);
+		itUnlessBug(title, c.bug, async () => {
+			const result = await callTool(client, c.tool, c.args);
+			expect(result.isError).toBe(true);
+			expect(result.text).toMatch(c.says);
+			// Bounded: an oversized argument is not echoed back in full.
+			expect(result.text.length).toBeLessThan(2_000);
+			await expectServing(stack, client);
+		});
 	}
 
 	it("t3_machines tolerates unknown arguments", async () => {
@@ -570,13 +577,16 @@ const answerLaunch = (exit: unknown): HostileOptions => ({
 	},
 });
 
-async function dispatchNew(client: Client) {
-	return callTool(client, "t3_dispatch", {
-		machine: "hostile",
-		project: "demo",
-		prompt: "hello",
-	});
-}
+/** Checks, once the machine is up, that calling `tool` with `args` is an error matching `says`. */
+const toolFails =
+	(tool: string, args: Record<string, unknown>, says: RegExp) =>
+	async ({ client }: T3Ctx) => {
+		const r = await callTool(client, tool, args);
+		expect(r.isError).toBe(true);
+		expect(r.text).toMatch(says);
+	};
+
+const NEW_THREAD = { machine: "hostile", project: "demo", prompt: "hello" };
 
 const T3_CASES: T3Case[] = [
 	// --- HTTP: descriptor, session, ticket
@@ -877,13 +887,11 @@ const T3_CASES: T3Case[] = [
 		name: "launchThread answered with an Exit with a Die",
 		hostile: answerLaunch(exits.die("launch exploded")),
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await dispatchNew(client);
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(
-				/Machine "hostile" refused the dispatch: .*launch exploded/,
-			);
-		},
+		after: toolFails(
+			"t3_dispatch",
+			NEW_THREAD,
+			/Machine "hostile" refused the dispatch: .*launch exploded/,
+		),
 	},
 	{
 		name: "launchThread answered with a typed failure",
@@ -891,25 +899,21 @@ const T3_CASES: T3Case[] = [
 			exits.fail({ _tag: "ProjectNotFound", message: "no such project" }),
 		),
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await dispatchNew(client);
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(
-				/Machine "hostile" refused the dispatch: no such project/,
-			);
-		},
+		after: toolFails(
+			"t3_dispatch",
+			NEW_THREAD,
+			/Machine "hostile" refused the dispatch: no such project/,
+		),
 	},
 	{
 		name: "launchThread answered with a success of the wrong type",
 		hostile: answerLaunch(exits.success("launched, trust me")),
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await dispatchNew(client);
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(
-				/Machine "hostile" did not confirm the dispatch \(malformed launchThread result/,
-			);
-		},
+		after: toolFails(
+			"t3_dispatch",
+			NEW_THREAD,
+			/Machine "hostile" did not confirm the dispatch \(malformed launchThread result/,
+		),
 		// Uncertain, by design: the command may have run, so it is kept for a same-request_id retry.
 		rows: { threads: 1, dispatches: 1, events: 0 },
 	},
@@ -923,26 +927,21 @@ const T3_CASES: T3Case[] = [
 			},
 		},
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await callTool(client, "t3_dispatch", {
-				thread_id: THREAD_ID,
-				prompt: "more",
-			});
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(
-				/Machine "hostile" refused the dispatch: .*dispatch exploded/,
-			);
-		},
+		after: toolFails(
+			"t3_dispatch",
+			{ thread_id: THREAD_ID, prompt: "more" },
+			/Machine "hostile" refused the dispatch: .*dispatch exploded/,
+		),
 	},
 	{
 		name: "thread read answers non-JSON",
 		hostile: { http: http("thread", () => new Response("not json at all")) },
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await callTool(client, "t3_thread", { thread_id: THREAD_ID });
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(/threads\/t-hostile did not answer JSON/);
-		},
+		after: toolFails(
+			"t3_thread",
+			{ thread_id: THREAD_ID },
+			/threads\/t-hostile did not answer JSON/,
+		),
 	},
 	{
 		name: "thread read answers 500",
@@ -952,11 +951,11 @@ const T3_CASES: T3Case[] = [
 			),
 		},
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await callTool(client, "t3_thread", { thread_id: THREAD_ID });
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(/failed with 500 \(Boom, db down\)/);
-		},
+		after: toolFails(
+			"t3_thread",
+			{ thread_id: THREAD_ID },
+			/failed with 500 \(Boom, db down\)/,
+		),
 	},
 	{
 		name: "thread read with a projection of the wrong type",
@@ -964,11 +963,11 @@ const T3_CASES: T3Case[] = [
 			http: http("thread", () => Response.json({ projection: "nope" })),
 		},
 		expect: { state: "online" },
-		after: async ({ client }) => {
-			const r = await callTool(client, "t3_thread", { thread_id: THREAD_ID });
-			expect(r.isError).toBe(true);
-			expect(r.text).toMatch(/malformed thread projection/);
-		},
+		after: toolFails(
+			"t3_thread",
+			{ thread_id: THREAD_ID },
+			/malformed thread projection/,
+		),
 	},
 	{
 		name: "thread read with wrong-typed lists and unknown run status is tolerated",
@@ -999,8 +998,9 @@ const T3_CASES: T3Case[] = [
 
 describe("malformed T3 responses: a clear machine state or error, and the server keeps serving", () => {
 	for (const c of T3_CASES) {
-		(c.bug ? it.failing : it)(
-			c.bug ? `${c.name} [BUG: ${c.bug}]` : c.name,
+		itUnlessBug(
+			c.name,
+			c.bug,
 			async () => {
 				const hostile = startHostileT3(c.hostile);
 				const stack = await startStack({
