@@ -77,6 +77,8 @@ export interface Stack {
 	}): Promise<Client>;
 	/** Stops the server only (sims and state stay), for restart tests. */
 	stopServer(): Promise<void>;
+	/** A new server on the same state file and machines (the connector restarting). */
+	restartServer(): Promise<void>;
 	stop(): Promise<void>;
 }
 
@@ -187,6 +189,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		async stopServer() {
 			await server.stop();
 		},
+		async restartServer() {
+			await server.stop();
+			server = await startServer(makeConfig(), serviceOptions);
+		},
 		async stop() {
 			await Promise.all(clients.map((c) => c.close().catch(() => {})));
 			await server.stop();
@@ -194,19 +200,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 			rmSync(dir, { recursive: true, force: true });
 		},
 	};
-	// Restart support: a new server on the same state file and machines.
-	(stack as Stack & { restartServer: () => Promise<void> }).restartServer =
-		async () => {
-			await server.stop();
-			server = await startServer(makeConfig(), serviceOptions);
-		};
 	return stack;
-}
-
-export async function restartServer(stack: Stack): Promise<void> {
-	await (
-		stack as Stack & { restartServer: () => Promise<void> }
-	).restartServer();
 }
 
 export interface CallOutcome<T = Record<string, unknown>> {

@@ -20,7 +20,6 @@ import {
 } from "../helpers/receiver.ts";
 import {
 	callTool,
-	restartServer,
 	type Stack,
 	startStack,
 	until,
@@ -414,7 +413,7 @@ describe("coalescing and reconnects", () => {
 		await stack.stopServer();
 		stack.sim().finishRun(d.thread_id);
 		await until(() => stack.sim().projection(d.thread_id) !== undefined, 1000);
-		await restartServer(stack);
+		await stack.restartServer();
 		await until(
 			() => forThread(d.thread_id).length === 1,
 			20_000,

@@ -11,7 +11,6 @@ import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
 import {
 	callTool,
 	connectClient,
-	restartServer,
 	startStack,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
@@ -40,7 +39,7 @@ test("after a restart on the same state, t3_thread and t3_wait still find the th
 				prompt: "before restart",
 			},
 		);
-		await restartServer(stack);
+		await stack.restartServer();
 		client = await stack.client();
 		const t = await callTool<{ thread_id: string; watched: boolean }>(
 			client,
