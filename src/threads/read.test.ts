@@ -3,23 +3,16 @@
  * texts; the result caps them with the visible marker and stays within its budget.
  */
 import { describe, expect, test } from "bun:test";
-import { createFleet } from "../fleet/fleet.ts";
+import { fakeFleet } from "../../test/helpers/fake-machine.ts";
 import { openDb } from "../store/db.ts";
 import { createDispatchStore } from "../store/dispatches.ts";
 import { createThreadStore } from "../store/threads.ts";
 import { TRUNCATION_MARKER } from "../t3/derive.ts";
-import type { Machine } from "../t3/machine-api.ts";
 import type { ThreadProjection, ThreadShell } from "../t3/model.ts";
 import { silentLogger } from "../util/log.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { readThread } from "./read.ts";
 
-const project = {
-	id: "p1",
-	title: "demo",
-	workspaceRoot: "/srv/demo",
-	defaultModelSelection: null,
-};
 const shell: ThreadShell = {
 	id: "t1",
 	projectId: "p1",
@@ -69,34 +62,7 @@ function projection(runs: number, textChars: number): ThreadProjection {
 }
 
 function depsFor(detail: ThreadProjection): ThreadDeps {
-	const machine = {
-		name: "m",
-		url: "http://127.0.0.1:1",
-		status: () => ({
-			state: "online",
-			reason: null,
-			serverVersion: "x",
-			lastEventAt: null,
-		}),
-		projects: () => [project],
-		threads: () => [shell],
-		thread: (id: string) => (id === "t1" ? shell : undefined),
-		getThread: async () => ({ snapshotSequence: 1, projection: detail }),
-	} as unknown as Machine;
-	const fleet = createFleet(
-		[
-			{
-				name: "m",
-				url: machine.url,
-				tokenEnv: "T",
-				token: "t",
-				projects: ["*"],
-				model: null,
-				options: [],
-			},
-		],
-		() => machine,
-	);
+	const { fleet } = fakeFleet(shell, detail);
 	const db = openDb(":memory:");
 	return {
 		fleet,

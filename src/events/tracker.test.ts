@@ -1,0 +1,98 @@
+/**
+ * The tracker on its own, with a fake machine: statuses the simulator cannot produce
+ * (`rolled_back`) still map to their defined event, once, whatever replays the shell brings.
+ */
+import { describe, expect, test } from "bun:test";
+import { fakeFleet } from "../../test/helpers/fake-machine.ts";
+import { createMetrics } from "../metrics/metrics.ts";
+import { openDb } from "../store/db.ts";
+import { createDispatchStore } from "../store/dispatches.ts";
+import { createOutbox } from "../store/outbox.ts";
+import { createThreadStore } from "../store/threads.ts";
+import type { ThreadProjection, ThreadShell } from "../t3/model.ts";
+import { silentLogger } from "../util/log.ts";
+import { createTracker } from "./tracker.ts";
+
+function setup(status: string) {
+	const shell: ThreadShell = {
+		id: "t1",
+		projectId: "p1",
+		title: "thread",
+		latestRunId: "r1",
+		activeRunId: null,
+		status,
+		pendingRuntimeRequest: null,
+		latestVisibleMessage: null,
+	};
+	const projection: ThreadProjection = {
+		thread: shell,
+		runs: [
+			{
+				id: "r1",
+				threadId: "t1",
+				ordinal: 1,
+				userMessageId: "m1",
+				status,
+				requestedAt: null,
+				startedAt: null,
+				completedAt: "2026-11-29T12:00:00.000Z",
+			},
+		],
+		messages: [],
+		turnItems: [],
+		runtimeRequests: [],
+		providerSessions: [],
+	};
+	const { fleet, emit } = fakeFleet(shell, projection);
+	const db = openDb(":memory:");
+	const threads = createThreadStore(db);
+	const outbox = createOutbox(db);
+	threads.upsert({
+		threadId: "t1",
+		machine: "m",
+		projectId: "p1",
+		title: "thread",
+		origin: "conv",
+		watched: true,
+		now: 0,
+	});
+	const tracker = createTracker({
+		fleet,
+		db,
+		threads,
+		dispatches: createDispatchStore(db),
+		outbox,
+		metrics: createMetrics(),
+		log: silentLogger,
+		now: () => 0,
+		onEmitted: () => {},
+	});
+	const shellUpdate = () =>
+		emit({ kind: "thread", thread: shell, sequence: 2, previous: undefined });
+	return { tracker, outbox, shellUpdate };
+}
+
+describe("terminal statuses without a simulator scenario", () => {
+	test.each([
+		["rolled_back", "thread.interrupted"],
+		["cancelled", "thread.interrupted"],
+	])(
+		"%s → %s, exactly once across repeated shell updates",
+		async (status, type) => {
+			const { tracker, outbox, shellUpdate } = setup(status);
+			tracker.start();
+			shellUpdate();
+			await tracker.idle();
+			shellUpdate();
+			await tracker.idle();
+			tracker.stop();
+			const rows = outbox.forThread("t1");
+			expect(rows.map((r) => r.type)).toEqual([type]);
+			expect(JSON.parse(rows[0]?.body ?? "{}")).toMatchObject({
+				run_status: status,
+				origin: "conv",
+				thread_seq: 1,
+			});
+		},
+	);
+});
