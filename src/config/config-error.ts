@@ -36,7 +36,7 @@ export class ConfigError extends Error {
 }
 
 /** One line: `<file>: <key>: <message>`, or `<ENV_VAR>: <message>`. */
-export function formatProblem(p: ConfigProblem): string {
+function formatProblem(p: ConfigProblem): string {
 	const where = p.key === "" ? "" : `${p.key}: `;
 	return `${p.file === undefined ? "" : `${p.file}: `}${where}${p.message}`;
 }
@@ -59,7 +59,7 @@ export function expectedProblem(
 const MAX_SHOWN = 80;
 
 /** How a TOML or env value appears in a message: strings quoted, tables and arrays named. */
-export function renderValue(value: unknown): string {
+function renderValue(value: unknown): string {
 	if (typeof value === "string") {
 		const shown =
 			value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;

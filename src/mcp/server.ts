@@ -11,7 +11,7 @@ import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { ToolFailure, toolError } from "./result.ts";
 
-export const SERVER_NAME = "t3code-mcp";
+const SERVER_NAME = "t3code-mcp";
 
 export function buildServer(services: Services): McpServer {
 	const server = new McpServer(

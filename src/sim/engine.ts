@@ -77,7 +77,7 @@ const LAUNCH_REQUIRED = [
 ];
 
 /** Effect Schema's rendering of a missing property (OBSERVED.md §5.8). */
-export function missingKey(
+function missingKey(
 	payload: Record<string, unknown>,
 	keys: string[],
 ): string | undefined {

@@ -23,18 +23,16 @@ export function openShellStream(
 	const head = store.head();
 	const after = input.afterSequence;
 	const initial: unknown[] = [];
+	const full = store.shellSnapshot();
 	const metadata = {
 		kind: "snapshot",
-		snapshot: { ...store.shellSnapshot(), threads: [], archivedThreads: [] },
+		snapshot: { ...full, threads: [], archivedThreads: [] },
 		resolvedRepositoryIdentityRoots: [...store.projects.values()].map(
 			(p) => p.row.workspaceRoot,
 		),
 	};
 	if (after === undefined || after > head || head - after > REPLAY_BUDGET) {
-		initial.push(
-			{ kind: "snapshot", snapshot: store.shellSnapshot() },
-			metadata,
-		);
+		initial.push({ kind: "snapshot", snapshot: full }, metadata);
 	} else {
 		initial.push(metadata, ...replay(ctx, after));
 	}

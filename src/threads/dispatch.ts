@@ -21,7 +21,7 @@ import {
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
 
 /** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
-export const PROMPT_LIMIT = 100_000;
+const PROMPT_LIMIT = 100_000;
 
 export interface DispatchArgs {
 	machine?: string;

@@ -55,7 +55,7 @@ export function resolveProject(
 }
 
 /** Splits "<providerInstance>/<model>" on the first "/". */
-export function parseModel(
+function parseModel(
 	value: string,
 ): { instanceId: string; model: string } | undefined {
 	const slash = value.indexOf("/");

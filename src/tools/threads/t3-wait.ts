@@ -5,7 +5,7 @@ import { waitForThreads } from "../../threads/wait.ts";
 import { ID_MAX, questionSchema } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
-export const MAX_WAIT_S = 3600;
+const MAX_WAIT_S = 3600;
 
 export const t3Wait = defineTool({
 	name: "t3_wait",
