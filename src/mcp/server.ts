@@ -6,6 +6,7 @@
 import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import type { Services } from "../services.ts";
 import { T3Error } from "../t3/machine-api.ts";
+import { ThreadError } from "../threads/errors.ts";
 import { tools } from "../tools/index.ts";
 import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
 import { cachedSchema } from "./cached-schema.ts";
@@ -68,7 +69,8 @@ function register(
 				return result;
 			} catch (error) {
 				done("error");
-				if (error instanceof ToolFailure) return toolError(error.message);
+				if (error instanceof ToolFailure || error instanceof ThreadError)
+					return toolError(error.message);
 				if (error instanceof T3Error) return toolError(error.message);
 				if (isStorageError(error)) {
 					services.log.error("state database write failed", {

@@ -2,9 +2,10 @@
  * `t3_answer`: validates answers against the request that is really pending, then sends
  * `runtime-request.respond`. Labels are mapped to option values where the server gives them.
  */
-import { ToolFailure } from "../mcp/result.ts";
+
 import { pendingQuestion, questionOptionValue } from "../t3/derive.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
 import { locateThread, readDetail } from "./locate.ts";
 
 export type AnswerValue = string | string[];
@@ -24,7 +25,7 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	// The fresh projection is authoritative; the shell may lag a new or a resolved request.
 	const question = pendingQuestion(projection);
 	if (!question || answered.has(question.request_id)) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			question
 				? `Request ${question.request_id} on thread "${args.thread_id}" was already answered. Call t3_wait to follow the run.`
 				: `Nothing is pending on thread "${args.thread_id}": no question or approval waits for an answer. Call t3_wait to follow the run.`,
@@ -41,19 +42,19 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 
 	if (question.kind === "approval") {
 		if (args.answers !== undefined) {
-			throw new ToolFailure(
+			throw new ThreadError(
 				`answers: the pending request is an approval ("${question.prompt}"); answer it with decision: "accept" or "decline", not answers.`,
 			);
 		}
 		if (args.decision === undefined) {
-			throw new ToolFailure(
+			throw new ThreadError(
 				`decision: required for the pending approval ("${question.prompt}"): "accept" or "decline".`,
 			);
 		}
 		command.decision = args.decision;
 	} else {
 		if (args.decision !== undefined) {
-			throw new ToolFailure(
+			throw new ThreadError(
 				`decision: the pending request is a question, not an approval; answer it with answers: {${question.questions.map((q) => `"${q.id}": <label>`).join(", ")}}.`,
 			);
 		}
@@ -68,7 +69,7 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 				.join("; ");
 		for (const id of Object.keys(given)) {
 			if (!ids.includes(id)) {
-				throw new ToolFailure(
+				throw new ThreadError(
 					`answers: unknown question id "${id}". Questions: ${describe()}.`,
 				);
 			}
@@ -77,12 +78,12 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		for (const q of question.questions) {
 			const value = given[q.id];
 			if (value === undefined) {
-				throw new ToolFailure(
+				throw new ThreadError(
 					`answers: missing an answer for question "${q.id}". Questions: ${describe()}.`,
 				);
 			}
 			if (Array.isArray(value) && !q.multi_select) {
-				throw new ToolFailure(
+				throw new ThreadError(
 					`answers.${q.id}: this question takes one answer, not a list. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
 				);
 			}
@@ -96,7 +97,7 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 						label,
 					);
 				if (!q.allow_custom) {
-					throw new ToolFailure(
+					throw new ThreadError(
 						`answers.${q.id}: "${label}" is not an option and this question allows no free text. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
 					);
 				}

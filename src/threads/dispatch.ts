@@ -5,12 +5,12 @@
  */
 
 import type { FleetMachine } from "../fleet/fleet.ts";
-import { ToolFailure } from "../mcp/result.ts";
 import type { DispatchRecord } from "../store/dispatches.ts";
 import { findRunByMessageId, settledOrdinal } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import {
 	chooseModel,
@@ -51,9 +51,9 @@ export async function dispatch(
 	origin: string | null,
 ): Promise<DispatchResult> {
 	if (args.prompt.trim() === "")
-		throw new ToolFailure("prompt: must not be empty.");
+		throw new ThreadError("prompt: must not be empty.");
 	if (args.prompt.length > PROMPT_LIMIT) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`prompt: ${args.prompt.length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
 		);
 	}
@@ -83,12 +83,12 @@ async function launch(
 	origin: string | null,
 ) {
 	if (args.machine === undefined) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`machine: required to start a new thread (one of: ${deps.fleet.names().join(", ")}). Pass thread_id instead to continue an existing thread.`,
 		);
 	}
 	if (args.project === undefined) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			"project: required to start a new thread (a project id, title or path; see t3_projects).",
 		);
 	}
@@ -97,7 +97,7 @@ async function launch(
 	const project = resolveProject(deps, entry, args.project);
 	const modelSelection = chooseModel(entry, args.model, project, undefined);
 	if (!modelSelection) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`model: no model to use on machine "${entry.config.name}": pass model ("<providerInstance>/<model>") or set model in its config.`,
 		);
 	}
@@ -145,7 +145,7 @@ async function continueThread(
 	const located = await locateThread(deps, threadId);
 	const { entry, project } = located;
 	if (args.machine !== undefined && args.machine !== entry.config.name) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`machine: thread "${threadId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing thread_id.`,
 		);
 	}
@@ -153,7 +153,7 @@ async function continueThread(
 		args.project !== undefined &&
 		![project.id, project.title, project.workspaceRoot].includes(args.project)
 	) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`project: thread "${threadId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing thread_id.`,
 		);
 	}
@@ -342,12 +342,12 @@ async function send(
 					undo();
 				})();
 			}
-			throw new ToolFailure(
+			throw new ThreadError(
 				`Machine "${entry.config.name}" refused the dispatch: ${error.message}`,
 			);
 		}
 		if (error instanceof T3Error) {
-			throw new ToolFailure(
+			throw new ThreadError(
 				`Machine "${entry.config.name}" did not confirm the dispatch (${error.message}). It may still run: call t3_dispatch again with the same request_id to re-send the same command safely, or check t3_thread "${record.thread_id}".`,
 			);
 		}

@@ -5,10 +5,10 @@
  */
 
 import type { FleetMachine } from "../fleet/fleet.ts";
-import { ToolFailure } from "../mcp/result.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadDetail, ThreadShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
 
 export interface LocatedThread {
 	entry: FleetMachine;
@@ -22,7 +22,7 @@ export interface LocatedThread {
 
 const READY_WAIT_MS = 5_000;
 
-export function notFound(deps: ThreadDeps, threadId: string): ToolFailure {
+export function notFound(deps: ThreadDeps, threadId: string): ThreadError {
 	const down = deps.fleet
 		.list()
 		.filter((e) => e.machine.status().state !== "online")
@@ -30,7 +30,7 @@ export function notFound(deps: ThreadDeps, threadId: string): ToolFailure {
 	const hint = down.length
 		? ` Not reachable right now: ${down.join(", ")}; the thread may be there.`
 		: "";
-	return new ToolFailure(
+	return new ThreadError(
 		`Thread "${threadId}" was not found on any machine.${hint} Call t3_watch with no arguments to list the threads this connector tracks.`,
 	);
 }

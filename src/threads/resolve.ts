@@ -1,14 +1,14 @@
 /** Turns tool arguments (machine name, project reference, model string) into fleet objects. */
 import type { FleetMachine } from "../fleet/fleet.ts";
-import { ToolFailure } from "../mcp/result.ts";
 import type { ModelSelection, ProjectShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
 
 export function resolveMachine(deps: ThreadDeps, name: string): FleetMachine {
 	const entry = deps.fleet.get(name);
 	if (entry) return entry;
 	const names = deps.fleet.names();
-	throw new ToolFailure(
+	throw new ThreadError(
 		names.length
 			? `Unknown machine "${name}". Configured machines: ${names.join(", ")}.`
 			: `Unknown machine "${name}": no machines are configured (add [machines.<name>] to the config file).`,
@@ -22,7 +22,7 @@ export async function requireOnline(entry: FleetMachine): Promise<void> {
 	}
 	const status = entry.machine.status();
 	if (status.state === "online") return;
-	throw new ToolFailure(
+	throw new ThreadError(
 		`Machine "${entry.config.name}" is ${status.state}${status.reason ? `: ${status.reason}` : ""}. Check t3_machines for every machine's state.`,
 	);
 }
@@ -43,11 +43,11 @@ export function resolveProject(
 			.map((p) => `"${p.title}" (id ${p.id}, path ${p.workspaceRoot})`)
 			.join("; ");
 	if (matches.length > 1) {
-		throw new ToolFailure(
+		throw new ThreadError(
 			`Project "${ref}" is ambiguous on machine "${entry.config.name}": ${list(matches)}. Pass the project id instead.`,
 		);
 	}
-	throw new ToolFailure(
+	throw new ThreadError(
 		visible.length
 			? `Unknown project "${ref}" on machine "${entry.config.name}". Projects there: ${list(visible)}.`
 			: `Machine "${entry.config.name}" has no projects this connector may use (check its projects patterns).`,
@@ -77,7 +77,7 @@ export function chooseModel(
 	if (override !== undefined) {
 		base = parseModel(override);
 		if (!base) {
-			throw new ToolFailure(
+			throw new ThreadError(
 				`model: expected "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5", got "${override}".`,
 			);
 		}
