@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
+import { CAPTURES_DIR } from "../../test/replay/captures.ts";
 import {
 	connect,
 	dispatchCommand,
@@ -19,11 +20,6 @@ import {
 	until,
 } from "./test-client.ts";
 import type { Sim } from "./types.ts";
-
-const CAPTURES = new URL(
-	"../../../shared/t3-protocol/captures-v2/",
-	import.meta.url,
-);
 
 /** Keys the capture has and the sim deliberately lacks. */
 const KEY_ALLOW: Record<string, Record<string, string>> = {
@@ -46,7 +42,7 @@ interface Line {
 }
 
 function captureLines(name: string): Line[] {
-	return readFileSync(new URL(name, CAPTURES), "utf8")
+	return readFileSync(new URL(name, CAPTURES_DIR), "utf8")
 		.split("\n")
 		.filter((l) => l.trim() !== "")
 		.map((l) => JSON.parse(l))

@@ -1,13 +1,12 @@
 /**
- * Reads the real pre-release server captures in shared/t3-protocol/captures-v2 (OBSERVED.md
- * §8) for the codec/decoder unit tests and the loopback replay server. The folder sits
- * beside the repository (/work/shared next to /work/main), locally and in CI.
+ * Reads the real pre-release server captures in test/fixtures/captures-v2 (see its README) for
+ * the codec/decoder unit tests and the loopback replay server.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const CAPTURES_DIR = new URL(
-	"../../../shared/t3-protocol/captures-v2/",
+	"../fixtures/captures-v2/",
 	import.meta.url,
 );
 
