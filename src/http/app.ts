@@ -5,8 +5,10 @@
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
+import { badInitialize, type JsonRpcError } from "../mcp/initialize-check.ts";
 import { buildServer } from "../mcp/server.ts";
 import type { Services } from "../services.ts";
+import { conversationOriginGuard } from "./conversation-origin.ts";
 import { bearerGuard, hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText } from "./health.ts";
 
@@ -37,6 +39,7 @@ export function createApp(services: Services): Hono {
 	app.use("*", originGuard(server.allowedOrigins));
 	app.get("/healthz", (c) => c.json(healthReport(services)));
 	app.use("/mcp", bearerGuard(server.token));
+	app.use("/mcp", conversationOriginGuard());
 	app.use("/metrics", bearerGuard(server.token));
 	app.post("/outbox/replay", bearerGuard(server.token), (c) =>
 		c.json({ replayed: services.events.replayDead() }),
@@ -46,6 +49,28 @@ export function createApp(services: Services): Hono {
 			"content-type": "text/plain; version=0.0.4",
 		}),
 	);
+	app.post("/mcp", async (c, next) => {
+		const refused = await badInitializeRequest(c.req.raw);
+		if (refused) return c.json(refused);
+		await next();
+	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw));
 	return app;
+}
+
+/** A malformed `initialize` (see initialize-check.ts); the body is read from a clone. */
+async function badInitializeRequest(
+	request: Request,
+): Promise<JsonRpcError | undefined> {
+	const text = await request
+		.clone()
+		.text()
+		.catch(() => "");
+	// Only an initialize needs a look; everything else goes to the SDK unparsed.
+	if (!text.includes('"initialize"')) return undefined;
+	try {
+		return badInitialize(JSON.parse(text));
+	} catch {
+		return undefined; // not JSON: the SDK answers with its parse error
+	}
 }

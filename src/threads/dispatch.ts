@@ -21,7 +21,7 @@ import {
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
 
 /** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
-const PROMPT_LIMIT = 100_000;
+export const PROMPT_LIMIT = 100_000;
 
 export interface DispatchArgs {
 	machine?: string;
@@ -52,9 +52,11 @@ export async function dispatch(
 ): Promise<DispatchResult> {
 	if (args.prompt.trim() === "")
 		throw new ThreadError("prompt: must not be empty.");
-	if (args.prompt.length > PROMPT_LIMIT) {
+	// Characters are code points (as JSON Schema's maxLength counts them), not UTF-16 units.
+	const length = codePoints(args.prompt);
+	if (length > PROMPT_LIMIT) {
 		throw new ThreadError(
-			`prompt: ${args.prompt.length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
+			`prompt: ${length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
 		);
 	}
 	if (args.request_id !== undefined) {
@@ -381,4 +383,10 @@ function finish(
 		watched,
 		origin: record.origin,
 	};
+}
+
+function codePoints(text: string): number {
+	let n = 0;
+	for (const _ of text) n++;
+	return n;
 }

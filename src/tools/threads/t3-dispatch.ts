@@ -1,7 +1,7 @@
 /** `t3_dispatch`: start a thread (or a follow-up run in one) and return at once. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { dispatch } from "../../threads/dispatch.ts";
+import { dispatch, PROMPT_LIMIT } from "../../threads/dispatch.ts";
 import { ID_MAX, PATH_MAX, projectRefSchema } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
@@ -25,7 +25,12 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Project id, title or workspace path from t3_projects. Required for a new thread.",
 			),
-		prompt: z.string().describe("The task or message for the coding agent."),
+		// The limit is counted in code points, so it is only advertised here (zod's max counts
+		// UTF-16 units); dispatch() enforces it.
+		prompt: z
+			.string()
+			.meta({ maxLength: PROMPT_LIMIT })
+			.describe("The task or message for the coding agent."),
 		title: z
 			.string()
 			.max(200)
