@@ -78,6 +78,7 @@ export function agentIO(
 	async function request(
 		kind: string,
 		itemFields: Record<string, unknown>,
+		viaMessage = false,
 	): Promise<RuntimeResponse> {
 		const callId = `call_${newId()}`;
 		const requestId = runtimeRequestIdFor(
@@ -112,10 +113,12 @@ export function agentIO(
 			nativeRequestRef: nativeRef(h.instanceId, callId),
 			kind,
 			status: "pending",
-			responseCapability: {
-				type: "live",
-				providerSessionId: providerSessionIdFor(h.instanceId),
-			},
+			responseCapability: viaMessage
+				? { type: "message" }
+				: {
+						type: "live",
+						providerSessionId: providerSessionIdFor(h.instanceId),
+					},
 			createdAt: at,
 			resolvedAt: null,
 		};
@@ -211,10 +214,17 @@ export function agentIO(
 			});
 			h.files.push({ path: fileName, kind: "modified", additions, deletions });
 		},
-		ask: (questions) =>
-			request("user_input", { type: "user_input_request", questions }),
+		ask: (questions, options) =>
+			options?.dismissable
+				? request(
+						"user_input",
+						{ type: "user_input_request", questions, responseMode: "message" },
+						true,
+					)
+				: request("user_input", { type: "user_input_request", questions }),
 		approve: (requestKind, prompt) =>
 			request(requestKind, { type: "approval_request", requestKind, prompt }),
+		steered: () => [...h.steers],
 		hold() {
 			if (h.finishRequested) return Promise.resolve();
 			return new Promise<void>((resolve, reject) => {

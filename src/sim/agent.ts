@@ -7,6 +7,8 @@
 export interface RuntimeResponse {
 	decision?: string;
 	answers?: Record<string, unknown>;
+	/** The user closed the question without answering (`thread.user-input.dismiss`). */
+	dismissed?: boolean;
 }
 
 export interface AgentIO {
@@ -23,10 +25,19 @@ export interface AgentIO {
 		additions: number,
 		deletions: number,
 	): Promise<void>;
-	ask(questions: unknown[]): Promise<RuntimeResponse>;
+	/**
+	 * A question. `dismissable`: asked as a message-mode request (`responseCapability: {type:
+	 * "message"}`), the only kind `thread.user-input.dismiss` accepts (PROTOCOL.md §6.6).
+	 */
+	ask(
+		questions: unknown[],
+		options?: { dismissable?: boolean },
+	): Promise<RuntimeResponse>;
 	approve(requestKind: string, prompt: string): Promise<RuntimeResponse>;
 	/** Hold the turn open until interrupted or released by `finishRun`. */
 	hold(): Promise<void>;
+	/** Messages steered into this run so far. */
+	steered(): string[];
 }
 
 export type AgentScript = (io: AgentIO) => Promise<void>;
@@ -77,6 +88,18 @@ function answerText(answers: Record<string, unknown> | undefined): string {
 
 export function pickScript(prompt: string): AgentScript {
 	const text = prompt.toLowerCase();
+	if (text.includes("ask me optionally")) {
+		return async (io) => {
+			await io.step();
+			const response = await io.ask([COLOR_QUESTION], { dismissable: true });
+			await io.step();
+			await io.say(
+				response.dismissed
+					? "No answer given; I went with Red."
+					: `You chose ${answerText(response.answers)}.`,
+			);
+		};
+	}
 	if (text.includes("ask me")) {
 		const question = text.includes("ask me several")
 			? TOPPINGS_QUESTION
@@ -111,7 +134,12 @@ export function pickScript(prompt: string): AgentScript {
 			await io.step();
 			await io.say("Working on the long task…");
 			await io.hold();
-			await io.say("The long task is done.");
+			const steered = io.steered();
+			await io.say(
+				steered.length
+					? `The long task is done. Also handled: ${steered.join("; ")}`
+					: "The long task is done.",
+			);
 		};
 	}
 	if (text.includes("fail")) {

@@ -3,6 +3,7 @@
  * auth, and the fault-injection knobs (delay, blackhole, dropped replies) plus the wire log.
  */
 import type { Auth } from "./auth.ts";
+import type { SimConfigState } from "./config-stream.ts";
 import type { Engine } from "./engine.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store } from "./store.ts";
@@ -18,6 +19,8 @@ export interface SimContext {
 	engine: Engine;
 	auth: Auth;
 	scheduler: Scheduler;
+	/** Providers `server.getConfig` reports, and the config stream subscribers. */
+	config: SimConfigState;
 	faults: {
 		blackholed: boolean;
 		delayMs: number;

@@ -5,6 +5,7 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
+import { dismissRequest } from "./request-dismiss.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
 import {
 	cancelRun,
@@ -16,6 +17,7 @@ import {
 	type RunKit,
 	resolveRequest,
 } from "./run-lifecycle.ts";
+import { restartRun, steerRun } from "./run-steer.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store, ThreadState } from "./store.ts";
 
@@ -56,6 +58,7 @@ const REQUIRED: Record<string, string[]> = {
 	],
 	"run.interrupt": ["commandId", "threadId", "runId"],
 	"runtime-request.respond": ["commandId", "threadId", "requestId"],
+	"thread.user-input.dismiss": ["commandId", "threadId", "requestId"],
 	"thread.runtime-mode.set": ["commandId", "threadId", "runtimeMode"],
 	"thread.interaction-mode.set": ["commandId", "threadId", "interactionMode"],
 	"thread.model-selection.set": ["commandId", "threadId", "modelSelection"],
@@ -228,6 +231,42 @@ export function createEngine(deps: {
 		});
 	}
 
+	/**
+	 * `steer_active` / `restart_active` (PROTOCOL.md §6.3): the outcome, or undefined when a
+	 * steer raced the end of its target and becomes an ordinary `start_immediately`.
+	 */
+	function steerOrRestart(
+		thread: ThreadState,
+		c: Record<string, unknown>,
+		mode: Record<string, unknown>,
+	): number | string | undefined {
+		const targetRunId = String(mode.targetRunId);
+		const target = store.find(thread, "runs", targetRunId);
+		if (!target) return `Target run ${targetRunId} was not found.`;
+		const h = handles.get(targetRunId);
+		const status = String(h?.run.status ?? target.status);
+		const message = {
+			messageId: String(c.messageId),
+			text: String(c.text),
+			createdBy: "user",
+			creationSource: String(c.creationSource),
+		};
+		if (mode.type === "steer_active") {
+			if (!h || status === "waiting" || TERMINAL_RUN_STATUSES.has(status))
+				return undefined;
+			if (status !== "running" || h.interrupting)
+				return `Target run ${targetRunId} is not running; only a running run can be steered.`;
+			return steerRun(kit, h, message);
+		}
+		if (
+			!h ||
+			h.interrupting ||
+			!["preparing", "starting", "running"].includes(status)
+		)
+			return `Target run ${targetRunId} is not active.`;
+		return restartRun(kit, h, message);
+	}
+
 	/** Execute one validated command; returns the last sequence it wrote, or a failure message. */
 	function execute(c: Record<string, unknown>, type: string): number | string {
 		const threadId = String(c.threadId);
@@ -243,10 +282,8 @@ export function createEngine(deps: {
 			case "message.dispatch": {
 				const mode = (c.dispatchMode ?? {}) as Record<string, unknown>;
 				if (mode.type === "steer_active" || mode.type === "restart_active") {
-					const target = store.find(thread, "runs", String(mode.targetRunId));
-					if (!target)
-						return `Target run ${String(mode.targetRunId)} was not found.`;
-					return "The simulated provider does not support active steering.";
+					const steered = steerOrRestart(thread, c, mode);
+					if (steered !== undefined) return steered;
 				}
 				const busy = isBusy(thread);
 				return startRun(thread, {
@@ -300,6 +337,14 @@ export function createEngine(deps: {
 				if (c.answers !== undefined)
 					response.answers = c.answers as Record<string, unknown>;
 				return resolveRequest(kit, h, thread, request, response);
+			}
+			case "thread.user-input.dismiss": {
+				const requestId = String(c.requestId);
+				const request = store.find(thread, "runtimeRequests", requestId);
+				if (!request) return `Runtime request ${requestId} was not found.`;
+				const node = store.find(thread, "nodes", request.nodeId as string);
+				const h = node ? handles.get(node.runId as string) : undefined;
+				return dismissRequest(kit, h, thread, request);
 			}
 			case "thread.runtime-mode.set":
 				return setApp(

@@ -15,8 +15,8 @@ export const runIdFor = (threadId: string, ordinal: number): string =>
 	`run:thread:${threadId}:ordinal:${ordinal}`;
 export const rootNodeIdFor = (runId: string): string =>
 	`node:run:${enc(runId)}:root`;
-export const attemptIdFor = (runId: string): string =>
-	`run-attempt:run:${enc(runId)}:attempt:1`;
+export const attemptIdFor = (runId: string, attempt = 1): string =>
+	`run-attempt:run:${enc(runId)}:attempt:${attempt}`;
 export const providerThreadIdFor = (
 	instanceId: string,
 	firstRunId: string,

@@ -5,6 +5,7 @@
  */
 import type { ServerWebSocket } from "bun";
 import { OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
+import { openConfigStream } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import type { Outcome } from "./engine.ts";
 import { serverConfig } from "./server-config.ts";
@@ -63,6 +64,10 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 			call: () => ({ ok: serverConfig(ctx) }),
 		},
 		"server.probe": { scope: READ_SCOPE, call: () => ({ ok: {} }) },
+		subscribeServerConfig: {
+			scope: READ_SCOPE,
+			stream: (_payload, push) => openConfigStream(ctx, push),
+		},
 	};
 	if (ctx.protocol === 1) {
 		// Enough V1 surface for a V2 client to notice it is on the wrong server (PROTOCOL.md §1.4).

@@ -106,6 +106,7 @@ export function createRun(
 		release: null,
 		finishRequested: false,
 		interrupting: false,
+		steers: [],
 	};
 	if (!providerThread) {
 		providerThread = {

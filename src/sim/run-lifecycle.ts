@@ -208,7 +208,11 @@ function failRun(kit: RunKit, h: RunHandle, message: string): void {
 	kit.onRunFinished(h.thread, false);
 }
 
-function closePendingRequests(kit: RunKit, h: RunHandle, status: string): void {
+export function closePendingRequests(
+	kit: RunKit,
+	h: RunHandle,
+	status: string,
+): void {
 	for (const request of h.thread.rows.runtimeRequests) {
 		if (request.status !== "pending") continue;
 		const node = kit.store.find(h.thread, "nodes", request.nodeId as string);

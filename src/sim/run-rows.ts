@@ -39,6 +39,8 @@ export interface RunHandle {
 	/** `finishRun` came before the script reached its hold: the hold then ends at once. */
 	finishRequested: boolean;
 	interrupting: boolean;
+	/** Messages steered into this run (`steer_active`), for the agent to acknowledge. */
+	steers: string[];
 }
 
 export interface NewRunInput {

@@ -220,7 +220,7 @@ describe("sim RPC transport", () => {
 		c.close();
 	});
 
-	it("serves server.getConfig with codex and claudeAgent models", async () => {
+	it("serves server.getConfig with its provider instances", async () => {
 		const c = await connect(sim);
 		const config = await c.call("server.getConfig", {});
 		const providers = config.value.providers as {
@@ -230,6 +230,9 @@ describe("sim RPC transport", () => {
 		expect(providers.map((p) => p.instanceId).sort()).toEqual([
 			"claudeAgent",
 			"codex",
+			"cursor",
+			"grok",
+			"opencode",
 		]);
 		expect(
 			providers

@@ -5,6 +5,7 @@
  */
 import type { Server, ServerWebSocket } from "bun";
 import { bearerOf, createAuth, OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
+import { createConfigState, setProvider } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import { createEngine } from "./engine.ts";
 import { authInvalid, handleHttp, json } from "./http-routes.ts";
@@ -43,6 +44,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		engine,
 		auth,
 		scheduler,
+		config: createConfigState(),
 		faults: { blackholed: false, delayMs: 0, dropReplies: new Map() },
 		wire: { recording: false, frames: [], requests },
 		count: (key) => {
@@ -177,5 +179,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			ctx.wire.recording = on;
 		},
 		frames: () => [...ctx.wire.frames],
+		setProvider: (instanceId, patch, options) =>
+			setProvider(ctx, instanceId, patch, options?.notify ?? true),
 	};
 }

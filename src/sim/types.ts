@@ -75,4 +75,14 @@ export interface Sim {
 	stats(): SimStats;
 	record(on: boolean): void;
 	frames(): SimFrame[];
+	/**
+	 * Change one provider instance of `server.getConfig` (merged into it, e.g.
+	 * `{auth: {status: "authenticated"}}`); subscribers of `subscribeServerConfig` hear of it
+	 * unless `notify` is false (then only a fresh `server.getConfig` shows it).
+	 */
+	setProvider(
+		instanceId: string,
+		patch: Record<string, unknown>,
+		options?: { notify?: boolean },
+	): void;
 }
