@@ -8,6 +8,7 @@ import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { type Db, openDb } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
+import { createOperationStore } from "./store/operations.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
 import { createMachine } from "./t3/machine.ts";
@@ -62,6 +63,7 @@ export function createServices(
 		db,
 		threads: createThreadStore(db),
 		dispatches: createDispatchStore(db),
+		operations: createOperationStore(db),
 		settings: config.server,
 		log,
 		now: () => clock.now(),

@@ -1,5 +1,6 @@
 /**
- * The connector's sqlite database: thread records, dispatches and the event outbox.
+ * The connector's sqlite database: thread records, dispatches, idempotency keys and the event
+ * outbox.
  * WAL + FULL sync so "recorded" means "on disk" even across power loss; migrations are
  * numbered in code and applied in one transaction each.
  */
@@ -62,6 +63,22 @@ const MIGRATIONS: string[] = [
 	"CREATE INDEX threads_watched_by_machine ON threads(machine, watched);",
 	// The tracker finds the dispatch behind a run (its origin) by run id or message id.
 	"CREATE INDEX dispatches_by_run ON dispatches(run_id); CREATE INDEX dispatches_by_message ON dispatches(message_id);",
+	// Idempotency keys of every tool (src/store/operations.ts). Keys t3_dispatch stored as
+	// dispatches.request_id move here without arguments (then any arguments match, as before);
+	// that column is no longer written.
+	`CREATE TABLE operations (
+		tool TEXT NOT NULL,
+		key TEXT NOT NULL,
+		args TEXT,
+		thread_id TEXT,
+		ref TEXT,
+		result TEXT,
+		created_at INTEGER NOT NULL,
+		PRIMARY KEY (tool, key)
+	) STRICT;
+	INSERT INTO operations (tool, key, thread_id, ref, created_at)
+		SELECT 't3_dispatch', request_id, thread_id, command_id, created_at FROM dispatches
+		WHERE request_id IS NOT NULL;`,
 ];
 
 export type Db = Database;

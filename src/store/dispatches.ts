@@ -1,7 +1,8 @@
 /**
  * Every dispatch this connector sent: its ids are minted once and stored before the command
- * goes out, so a retry (ours after a lost reply, or the client's with the same request_id)
- * re-sends the very same command and T3's commandId idempotency makes it run once.
+ * goes out, so a retry (ours after a lost reply, or the client's with the same idempotency key,
+ * see src/store/operations.ts) re-sends the very same command and T3's commandId idempotency
+ * makes it run once. (`request_id` is no longer written: keys moved to the operations table.)
  */
 import type { Db } from "./db.ts";
 
@@ -11,7 +12,6 @@ export interface DispatchRecord {
 	machine: string;
 	kind: "launch" | "message";
 	message_id: string;
-	request_id: string | null;
 	run_id: string | null;
 	run_status: string | null;
 	queued: number;
@@ -22,11 +22,11 @@ export interface DispatchRecord {
 
 export function createDispatchStore(db: Db) {
 	const insert = db.query(
-		`INSERT INTO dispatches (command_id, thread_id, machine, kind, message_id, request_id, origin, payload, created_at)
-		 VALUES ($command_id, $thread_id, $machine, $kind, $message_id, $request_id, $origin, $payload, $created_at)`,
+		`INSERT INTO dispatches (command_id, thread_id, machine, kind, message_id, origin, payload, created_at)
+		 VALUES ($command_id, $thread_id, $machine, $kind, $message_id, $origin, $payload, $created_at)`,
 	);
-	const byRequest = db.query<DispatchRecord, { id: string }>(
-		"SELECT * FROM dispatches WHERE request_id = $id",
+	const byCommand = db.query<DispatchRecord, { id: string }>(
+		"SELECT * FROM dispatches WHERE command_id = $id",
 	);
 	const latest = db.query<DispatchRecord, { id: string }>(
 		"SELECT * FROM dispatches WHERE thread_id = $id ORDER BY created_at DESC, rowid DESC LIMIT 1",
@@ -46,8 +46,8 @@ export function createDispatchStore(db: Db) {
 		insert: (d: Omit<DispatchRecord, "run_id" | "run_status" | "queued">) => {
 			insert.run(d);
 		},
-		byRequestId: (id: string): DispatchRecord | undefined =>
-			byRequest.get({ id }) ?? undefined,
+		byCommandId: (id: string): DispatchRecord | undefined =>
+			byCommand.get({ id }) ?? undefined,
 		latestForThread: (id: string): DispatchRecord | undefined =>
 			latest.get({ id }) ?? undefined,
 		byRunId: (id: string): DispatchRecord | undefined =>

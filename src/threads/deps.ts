@@ -3,6 +3,7 @@ import type { ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
+import type { OperationStore } from "../store/operations.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import type { Logger } from "../util/log.ts";
 
@@ -11,6 +12,8 @@ export interface ThreadDeps {
 	db: Db;
 	threads: ThreadStore;
 	dispatches: DispatchStore;
+	/** Idempotency keys of every tool (src/threads/idempotency.ts). */
+	operations: OperationStore;
 	settings: Pick<ServerSettings, "waitTimeoutS">;
 	log: Logger;
 	now: () => number;

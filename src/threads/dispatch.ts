@@ -11,6 +11,12 @@ import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
+import {
+	checkReuse,
+	fingerprint,
+	hiddenKeyError,
+	keyArgument,
+} from "./idempotency.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import {
 	chooseModel,
@@ -19,6 +25,8 @@ import {
 	resolveProject,
 } from "./resolve.ts";
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
+
+const TOOL = "t3_dispatch";
 
 /** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
 export const PROMPT_LIMIT = 100_000;
@@ -31,7 +39,15 @@ export interface DispatchArgs {
 	model?: string;
 	thread_id?: string;
 	watch?: boolean;
+	idempotency_key?: string;
+	/** The older name of `idempotency_key`. */
 	request_id?: string;
+}
+
+/** An idempotency key and the canonical arguments it is claimed with. */
+interface Claim {
+	key: string;
+	args: string;
 }
 
 export type DispatchResult = {
@@ -59,30 +75,103 @@ export async function dispatch(
 			`prompt: ${length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
 		);
 	}
-	if (args.request_id !== undefined) {
-		const earlier = deps.dispatches.byRequestId(args.request_id);
-		if (earlier) return replay(deps, earlier);
-	}
+	const keyed = keyArgument(args);
+	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
+		return reuse(deps, args, keyed);
 	try {
 		return await (args.thread_id === undefined
-			? launch(deps, args, origin)
-			: continueThread(deps, args, args.thread_id, origin));
+			? launch(deps, args, origin, keyed?.key)
+			: continueThread(deps, args, args.thread_id, origin, keyed?.key));
 	} catch (error) {
-		// The same request_id in two calls at once: the second one to record it answers like a
-		// retry of the first.
-		const code = (error as { code?: unknown })?.code;
-		if (args.request_id !== undefined && code === "SQLITE_CONSTRAINT_UNIQUE") {
-			const earlier = deps.dispatches.byRequestId(args.request_id);
-			if (earlier) return replay(deps, earlier);
+		// The same key in two calls at once: the second one to record it answers like a retry
+		// of the first.
+		const code = String((error as { code?: unknown })?.code ?? "");
+		if (
+			keyed &&
+			code.startsWith("SQLITE_CONSTRAINT") &&
+			deps.operations.get(TOOL, keyed.key) !== undefined
+		) {
+			return reuse(deps, args, keyed);
 		}
 		throw error;
 	}
+}
+
+/** Every argument except the key, with `project` as given (resolved later where it can be). */
+function operationArgs(args: DispatchArgs): Record<string, unknown> {
+	const { idempotency_key: _, request_id: __, ...rest } = args;
+	return rest;
+}
+
+/**
+ * A key used before: the same arguments (project compared by id) re-send or re-read the earlier
+ * dispatch; anything else is refused by `checkReuse`.
+ */
+async function reuse(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	keyed: { key: string; name: string },
+): Promise<DispatchResult> {
+	// Refused before resolving anything, so not even the kind of mismatch tells about it.
+	if (deps.operations.get(TOOL, keyed.key) === "hidden")
+		throw hiddenKeyError(keyed.name, keyed.key);
+	const resolved = operationArgs(args);
+	if (typeof resolved.project === "string")
+		resolved.project = await projectId(deps, args, resolved.project);
+	const earlier = checkReuse(
+		deps,
+		TOOL,
+		keyed.key,
+		fingerprint(resolved),
+		keyed.name,
+	);
+	const record = earlier?.ref
+		? deps.dispatches.byCommandId(earlier.ref)
+		: undefined;
+	if (!record) {
+		throw new ThreadError(
+			`${keyed.name} "${keyed.key}": the earlier dispatch with this key is no longer recorded. Use a new key.`,
+		);
+	}
+	return replay(deps, record);
+}
+
+/** A project reference as its id, when it names exactly one allowed project; else as given. */
+async function projectId(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	ref: string,
+): Promise<string> {
+	const name =
+		args.machine ??
+		(args.thread_id ? deps.threads.get(args.thread_id)?.machine : undefined);
+	const entry = name === undefined ? undefined : deps.fleet.get(name);
+	if (!entry) return ref;
+	if (entry.machine.status().state === "connecting")
+		await entry.machine.ready(5_000).catch(() => {});
+	const matches = deps.fleet
+		.projects(entry)
+		.filter((p) => p.id === ref || p.title === ref || p.workspaceRoot === ref);
+	return matches.length === 1 ? (matches[0] as ProjectShell).id : ref;
+}
+
+/** The claim a keyed dispatch records, its project resolved to `projectId`. */
+function claimFor(
+	args: DispatchArgs,
+	key: string | undefined,
+	projectId: string,
+): Claim | undefined {
+	if (key === undefined) return undefined;
+	const resolved = operationArgs(args);
+	if (resolved.project !== undefined) resolved.project = projectId;
+	return { key, args: fingerprint(resolved) };
 }
 
 async function launch(
 	deps: ThreadDeps,
 	args: DispatchArgs,
 	origin: string | null,
+	key: string | undefined,
 ) {
 	if (args.machine === undefined) {
 		throw new ThreadError(
@@ -128,7 +217,7 @@ async function launch(
 		watched,
 		kind: "launch",
 		messageId,
-		requestId: args.request_id,
+		claim: claimFor(args, key, project.id),
 		command: input,
 		baseline: undefined,
 	});
@@ -143,6 +232,7 @@ async function continueThread(
 	args: DispatchArgs,
 	threadId: string,
 	origin: string | null,
+	key: string | undefined,
 ) {
 	const located = await locateThread(deps, threadId);
 	const { entry, project } = located;
@@ -211,7 +301,7 @@ async function continueThread(
 		watched,
 		kind: "message",
 		messageId,
-		requestId: args.request_id,
+		claim: claimFor(args, key, project.id),
 		command,
 		baseline,
 	});
@@ -244,7 +334,7 @@ function recordDispatch(
 		watched: boolean;
 		kind: DispatchRecord["kind"];
 		messageId: string;
-		requestId: string | undefined;
+		claim: Claim | undefined;
 		command: { commandId: string };
 		baseline: number | undefined;
 	},
@@ -269,16 +359,25 @@ function recordDispatch(
 			machine,
 			kind: d.kind,
 			message_id: d.messageId,
-			request_id: d.requestId ?? null,
 			origin: d.origin,
 			payload: JSON.stringify(d.command),
 			created_at: now,
 		});
+		if (d.claim) {
+			deps.operations.insert({
+				tool: TOOL,
+				key: d.claim.key,
+				args: d.claim.args,
+				thread_id: d.threadId,
+				ref: d.command.commandId,
+				created_at: now,
+			});
+		}
 	})();
 	return deps.dispatches.byMessageId(d.messageId) as DispatchRecord;
 }
 
-/** A client retry with a known request_id: re-send the stored command if it was never confirmed. */
+/** A client retry with a known key: re-send the stored command if it was never confirmed. */
 async function replay(
 	deps: ThreadDeps,
 	record: DispatchRecord,
@@ -341,6 +440,7 @@ async function send(
 			if (undo) {
 				deps.db.transaction(() => {
 					deps.dispatches.remove(record.command_id);
+					deps.operations.removeRef(TOOL, record.command_id);
 					undo();
 				})();
 			}
@@ -350,7 +450,7 @@ async function send(
 		}
 		if (error instanceof T3Error) {
 			throw new ThreadError(
-				`Machine "${entry.config.name}" did not confirm the dispatch (${error.message}). It may still run: call t3_dispatch again with the same request_id to re-send the same command safely, or check t3_thread "${record.thread_id}".`,
+				`Machine "${entry.config.name}" did not confirm the dispatch (${error.message}). It may still run: call t3_dispatch again with the same idempotency_key to re-send the same command safely, or check t3_thread "${record.thread_id}".`,
 			);
 		}
 		throw error;

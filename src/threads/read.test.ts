@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { fakeFleet } from "../../test/helpers/fake-machine.ts";
 import { openDb } from "../store/db.ts";
 import { createDispatchStore } from "../store/dispatches.ts";
+import { createOperationStore } from "../store/operations.ts";
 import { createThreadStore } from "../store/threads.ts";
 import { TRUNCATION_MARKER } from "../t3/derive.ts";
 import type { ThreadProjection, ThreadShell } from "../t3/model.ts";
@@ -69,6 +70,7 @@ function depsFor(detail: ThreadProjection): ThreadDeps {
 		db,
 		threads: createThreadStore(db),
 		dispatches: createDispatchStore(db),
+		operations: createOperationStore(db),
 		settings: { waitTimeoutS: 600 },
 		log: silentLogger,
 		now: () => 0,

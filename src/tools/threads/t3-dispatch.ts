@@ -9,7 +9,7 @@ export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine`; with thread_id it sends a follow-up message to that existing thread (queued if the thread is busy; machine/project may then be omitted). Runs have full access to the project's workspace. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass request_id to make a retry of this call safe: the same request_id never starts a second run.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine`; with thread_id it sends a follow-up message to that existing thread (queued if the thread is busy; machine/project may then be omitted). Runs have full access to the project's workspace. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
 	inputSchema: z.object({
 		machine: z
 			.string()
@@ -58,13 +58,21 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Send this thread's events (completed, failed, question…) to the webhook (default true).",
 			),
+		idempotency_key: z
+			.string()
+			.min(1)
+			.max(ID_MAX)
+			.optional()
+			.describe(
+				"Your key for this one dispatch: repeating the call with the same key and the same arguments returns the first call's thread and run and never starts a second run; the same key with different arguments is an error.",
+			),
 		request_id: z
 			.string()
 			.min(1)
 			.max(ID_MAX)
 			.optional()
 			.describe(
-				"Your idempotency key: repeating a call with the same request_id returns the first call's thread and never starts a second run.",
+				"Older name of idempotency_key (not a question's request_id); pass idempotency_key instead.",
 			),
 	}),
 	outputSchema: z.object({

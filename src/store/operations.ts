@@ -1,0 +1,81 @@
+/**
+ * Idempotency keys, for every tool that takes `idempotency_key`: one row per (tool, key) naming
+ * one operation. The row holds the operation's arguments (canonical JSON, see
+ * `fingerprint` in src/threads/idempotency.ts), the thread it acted on, an optional
+ * tool-specific reference and, once done, its first result.
+ *
+ * API (use it through src/threads/idempotency.ts, which adds the rules):
+ * - `get(tool, key)`: the row; `"hidden"` when it acted on a thread that is now hidden (its
+ *   content never leaves this store then); undefined when the key is unused.
+ * - `insert(row)`: claims a key; throws SQLITE_CONSTRAINT_PRIMARYKEY when it is taken (two
+ *   calls at once: the loser reads the winner's row).
+ * - `complete(tool, key, threadId, result)`: stores the first result.
+ * - `remove(tool, key)` / `removeRef(tool, ref)`: frees a key whose operation did not happen.
+ */
+import type { Db } from "./db.ts";
+
+export interface OperationRecord {
+	tool: string;
+	key: string;
+	/** Canonical JSON of the arguments; null for keys recorded before arguments were (they match any). */
+	args: string | null;
+	thread_id: string | null;
+	/** Tool-specific pointer to what was done (t3_dispatch: the dispatch's command_id). */
+	ref: string | null;
+	/** JSON of the first result; null while the operation runs, or when it stopped mid-way. */
+	result: string | null;
+	created_at: number;
+}
+
+export function createOperationStore(
+	db: Db,
+	/** Whether a thread is one the allowlist now hides (see ThreadStore.isHidden). */
+	isHidden: (threadId: string) => boolean = () => false,
+) {
+	const get = db.query<OperationRecord, { tool: string; key: string }>(
+		"SELECT * FROM operations WHERE tool = $tool AND key = $key",
+	);
+	const insert = db.query(
+		`INSERT INTO operations (tool, key, args, thread_id, ref, created_at)
+		 VALUES ($tool, $key, $args, $thread_id, $ref, $created_at)`,
+	);
+	const complete = db.query(
+		"UPDATE operations SET thread_id = $threadId, result = $result WHERE tool = $tool AND key = $key",
+	);
+	const remove = db.query(
+		"DELETE FROM operations WHERE tool = $tool AND key = $key",
+	);
+	const removeRef = db.query(
+		"DELETE FROM operations WHERE tool = $tool AND ref = $ref",
+	);
+
+	return {
+		get: (
+			tool: string,
+			key: string,
+		): OperationRecord | "hidden" | undefined => {
+			const row = get.get({ tool, key });
+			if (!row) return undefined;
+			return row.thread_id !== null && isHidden(row.thread_id) ? "hidden" : row;
+		},
+		insert: (row: Omit<OperationRecord, "result">) => {
+			insert.run(row);
+		},
+		complete: (
+			tool: string,
+			key: string,
+			threadId: string | null,
+			result: unknown,
+		) => {
+			complete.run({ tool, key, threadId, result: JSON.stringify(result) });
+		},
+		remove: (tool: string, key: string) => {
+			remove.run({ tool, key });
+		},
+		removeRef: (tool: string, ref: string) => {
+			removeRef.run({ tool, ref });
+		},
+	};
+}
+
+export type OperationStore = ReturnType<typeof createOperationStore>;
