@@ -4,6 +4,7 @@
  */
 import type { AppConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
+import { followWatched } from "./events/follow-watched.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { type Db, openDb } from "./store/db.ts";
@@ -13,6 +14,7 @@ import { createThreadStore } from "./store/threads.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
+import { followThreads } from "./t3/thread-follow.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
@@ -43,6 +45,8 @@ export interface ServiceOptions {
 	clock?: Clock;
 	fetch?: typeof fetch;
 	retryScheduleS?: number[];
+	/** Bound of thread subscriptions per machine (default 256). */
+	maxFollowedThreads?: number;
 }
 
 export function createServices(
@@ -53,11 +57,27 @@ export function createServices(
 	const metrics = createMetrics();
 	const db = openDb(config.server.statePath);
 	const shutdown = new AbortController();
-	const fleet = createFleet(
-		config.machines,
-		options.machineFactory ?? ((machine) => createMachine(machine, { log })),
-	);
+	const makeMachine =
+		options.machineFactory ?? ((machine) => createMachine(machine, { log }));
+	const fleet = createFleet(config.machines, (machine) => {
+		metrics.inc(
+			"t3code_mcp_follow_fallbacks_total",
+			{ machine: machine.name },
+			0,
+		);
+		return followThreads(makeMachine(machine), {
+			log,
+			...(options.maxFollowedThreads !== undefined
+				? { maxThreads: options.maxFollowedThreads }
+				: {}),
+			onFallback: () =>
+				metrics.inc("t3code_mcp_follow_fallbacks_total", {
+					machine: machine.name,
+				}),
+		});
+	});
 	const clock = options.clock ?? systemClock;
+	let stopFollowing = () => {};
 	const threadDeps: ThreadDeps = {
 		fleet,
 		db,
@@ -98,12 +118,18 @@ export function createServices(
 			collectAfterSnapshots(fleet);
 			fleet.start();
 			events.start();
+			stopFollowing = followWatched({
+				fleet,
+				threads: threadDeps.threads,
+				now: () => clock.now(),
+			});
 		},
 		beginShutdown() {
 			shutdown.abort();
 		},
 		async stop() {
 			shutdown.abort();
+			stopFollowing();
 			await events.stop();
 			await fleet.stop();
 			db.close();

@@ -84,6 +84,14 @@ export function metricsText(services: Services): string {
 			values: [{ labels: {}, value: stats.oldestPendingS }],
 		},
 		{
+			name: "t3code_mcp_followed_threads",
+			help: "Threads followed on their own stream, per machine",
+			values: services.fleet.list().map((entry) => ({
+				labels: { machine: entry.config.name },
+				value: entry.machine.followStats?.().followed ?? 0,
+			})),
+		},
+		{
 			name: "t3code_mcp_waits_in_progress",
 			help: "t3_wait calls now waiting",
 			values: [{ labels: {}, value: activeWaits() }],

@@ -43,6 +43,8 @@ export function createMetrics(): Metrics {
 		t3code_mcp_events_delivered_total: "Events delivered to the webhook",
 		t3code_mcp_events_dead_total: "Events dead-lettered",
 		t3code_mcp_delivery_attempts_total: "Webhook delivery attempts by result",
+		t3code_mcp_follow_fallbacks_total:
+			"Threads that could not be followed on their own stream (bound reached, stream lost)",
 		t3code_mcp_event_delivery_latency_seconds:
 			"From event recorded to webhook 2xx",
 	};

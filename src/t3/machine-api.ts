@@ -112,4 +112,34 @@ export interface Machine {
 	): Promise<LaunchThreadResult>;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
+	/**
+	 * Opens a stream on the current connection (it ends with that connection); null while the
+	 * machine is not online. Absent on test fakes.
+	 */
+	openStream?(
+		tag: string,
+		payload: unknown,
+		onItem: (value: unknown) => void,
+		onEnd: (end: MachineStreamEnd) => void,
+	): { cancel(): void } | null;
+	/**
+	 * Follows the thread on its own stream (thread-follow.ts) while the returned lease is held;
+	 * absent on a machine without thread following.
+	 */
+	follow?(threadId: string): () => void;
+	/**
+	 * Threads followed now (`live`: caught up on their stream), and how many could not be
+	 * followed (bound reached, stream lost).
+	 */
+	followStats?(): { followed: number; live: number; fallbacks: number };
+	/**
+	 * Called after a command that starts work on a thread was accepted (message.dispatch,
+	 * launchThread with a message); returns an unsubscribe function.
+	 */
+	onWorkSent?(listener: (threadId: string) => void): () => void;
 }
+
+/** How a stream opened with `openStream` ended. */
+export type MachineStreamEnd =
+	| { ok: true }
+	| { ok: false; kind: "disconnected" | "fail" | "die" | "interrupt" };

@@ -498,6 +498,13 @@ export function createMachine(
 			setState("offline", `${label} is stopped`);
 		},
 		getThread: (threadId) => http.thread(threadId),
+		openStream(tag, payload, onItem, onEnd) {
+			const client = rpc;
+			if (status.state !== "online" || !client?.isOpen()) return null;
+			return client.stream(tag, payload, onItem, (end) =>
+				onEnd(end.ok ? { ok: true } : { ok: false, kind: end.kind }),
+			);
+		},
 		async dispatch(command) {
 			const value = await sendCommand("orchestration.dispatchCommand", command);
 			const seq = (value as { sequence?: unknown } | null)?.sequence;

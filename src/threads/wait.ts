@@ -122,6 +122,12 @@ export async function waitForThreads(
 			})();
 		};
 
+		// Follow each thread on its own stream while waiting (src/t3/thread-follow.ts).
+		for (const l of located) {
+			const release = l.entry.machine.follow?.(l.threadId);
+			if (release) cleanups.push(release);
+		}
+
 		for (const entry of new Set(located.map((l) => l.entry))) {
 			cleanups.push(
 				entry.machine.onChange((change) => {

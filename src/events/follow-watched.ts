@@ -1,0 +1,98 @@
+/**
+ * Which watched threads to follow on their own stream (src/t3/thread-follow.ts): a watched
+ * thread while a run is going or a request is pending, from the moment the shell or one of our
+ * dispatches shows work starting until it settles. The tracker itself does not change: it reads
+ * the followed state through the machine, which answers from memory while a thread is followed.
+ */
+import type { Fleet } from "../fleet/fleet.ts";
+import type { ThreadStore } from "../store/threads.ts";
+import { BUSY_RUN_STATUSES, type ThreadShell } from "../t3/model.ts";
+
+/** A dispatch holds its lease this long at most before the shell or the stream shows the run. */
+const START_GRACE_MS = 30_000;
+
+function busy(shell: ThreadShell | undefined): boolean {
+	return (
+		shell !== undefined &&
+		(shell.activeRunId !== null ||
+			shell.pendingRuntimeRequest !== null ||
+			BUSY_RUN_STATUSES.has(shell.status))
+	);
+}
+
+/** Starts following; returns the stop function (releases every lease). */
+export function followWatched(deps: {
+	fleet: Fleet;
+	threads: ThreadStore;
+	now: () => number;
+}): () => void {
+	const stops: (() => void)[] = [];
+	for (const entry of deps.fleet.list()) {
+		const machine = entry.machine;
+		const follow = machine.follow?.bind(machine);
+		if (!follow) continue;
+		const name = entry.config.name;
+		const leases = new Map<string, () => void>();
+		/** Dispatched, not yet seen running: the run id the thread showed before, and until when. */
+		const starting = new Map<
+			string,
+			{ before: string | null; until: number }
+		>();
+
+		const release = (threadId: string) => {
+			leases.get(threadId)?.();
+			leases.delete(threadId);
+			starting.delete(threadId);
+		};
+
+		const consider = (threadId: string) => {
+			const record = deps.threads.get(threadId);
+			if (record?.watched !== 1 || record.machine !== name) {
+				release(threadId);
+				return;
+			}
+			const shell = machine.thread(threadId);
+			let want = busy(shell);
+			const start = starting.get(threadId);
+			if (start) {
+				if (
+					want ||
+					(shell && shell.latestRunId !== start.before) ||
+					deps.now() > start.until
+				)
+					starting.delete(threadId);
+				else want = true;
+			}
+			if (want && !leases.has(threadId)) leases.set(threadId, follow(threadId));
+			else if (!want && leases.has(threadId)) release(threadId);
+		};
+
+		stops.push(
+			machine.onChange((change) => {
+				if (change.kind === "thread") consider(change.thread.id);
+				else if (change.kind === "thread.removed") release(change.threadId);
+				else if (change.kind === "synchronized")
+					for (const threadId of deps.threads.watchedOn(name))
+						consider(threadId);
+			}),
+		);
+		if (machine.onWorkSent)
+			stops.push(
+				machine.onWorkSent((threadId) => {
+					starting.set(threadId, {
+						before: machine.thread(threadId)?.latestRunId ?? null,
+						until: deps.now() + START_GRACE_MS,
+					});
+					consider(threadId);
+				}),
+			);
+		if (machine.status().state === "online")
+			for (const threadId of deps.threads.watchedOn(name)) consider(threadId);
+		stops.push(() => {
+			for (const threadId of [...leases.keys()]) release(threadId);
+		});
+	}
+	return () => {
+		for (const stop of stops.splice(0)) stop();
+	};
+}

@@ -1,0 +1,273 @@
+/**
+ * Thread following on its own, over a fake machine whose streams the test feeds: the stream's
+ * rows win over an older shell, reads are served from memory only while current, a drop
+ * resumes after the last sequence, and the bound falls back visibly.
+ */
+import { describe, expect, test } from "bun:test";
+import { silentLogger } from "../util/log.ts";
+import type { Machine, MachineStreamEnd, ShellChange } from "./machine-api.ts";
+import type { ThreadShell } from "./model.ts";
+import { followThreads } from "./thread-follow.ts";
+
+interface FakeStream {
+	payload: Record<string, unknown>;
+	push(...values: unknown[]): void;
+	end(end: MachineStreamEnd): void;
+	cancelled: boolean;
+}
+
+const shell = (status: string, runId = "r1"): ThreadShell => ({
+	id: "t1",
+	projectId: "p1",
+	title: "thread",
+	latestRunId: runId,
+	activeRunId: status === "completed" ? null : runId,
+	status,
+	pendingRuntimeRequest: null,
+	latestVisibleMessage: null,
+});
+
+const run = (status: string, ordinal = 1) => ({
+	id: `r${ordinal}`,
+	threadId: "t1",
+	ordinal,
+	userMessageId: `m${ordinal}`,
+	status,
+	requestedAt: null,
+	startedAt: null,
+	completedAt: null,
+});
+
+const snapshot = (sequence: number, runs: unknown[]) => ({
+	kind: "snapshot",
+	snapshotSequence: sequence,
+	projection: {
+		thread: { id: "t1", projectId: "p1", title: "thread" },
+		runs,
+		messages: [],
+		turnItems: [],
+		runtimeRequests: [],
+		providerSessions: [],
+	},
+});
+
+const event = (sequence: number, type: string, payload: unknown) => ({
+	kind: "event",
+	sequence,
+	event: { id: `e${sequence}`, threadId: "t1", type, payload },
+});
+
+function setup(maxThreads = 256) {
+	let current = shell("running");
+	const listeners = new Set<(change: ShellChange) => void>();
+	const streams: FakeStream[] = [];
+	let gets = 0;
+	let fallbacks = 0;
+	const inner = {
+		name: "m",
+		url: "http://127.0.0.1:1",
+		status: () => ({
+			state: "online",
+			reason: null,
+			serverVersion: null,
+			lastEventAt: null,
+		}),
+		projects: () => [],
+		threads: () => [current],
+		thread: (id: string) => (id === "t1" ? current : undefined),
+		sequence: () => 0,
+		onChange(listener: (change: ShellChange) => void) {
+			listeners.add(listener);
+			return () => listeners.delete(listener);
+		},
+		getThread: async () => {
+			gets++;
+			return {
+				snapshotSequence: 0,
+				projection: snapshot(0, []).projection,
+			};
+		},
+		dispatch: async () => ({ sequence: 50 }),
+		openStream(
+			_tag: string,
+			payload: Record<string, unknown>,
+			onItem: (v: unknown) => void,
+			onEnd: (e: MachineStreamEnd) => void,
+		) {
+			const s: FakeStream = {
+				payload,
+				push: (...values) => {
+					for (const v of values) onItem(v);
+				},
+				end: onEnd,
+				cancelled: false,
+			};
+			streams.push(s);
+			return {
+				cancel() {
+					s.cancelled = true;
+				},
+			};
+		},
+	} as unknown as Machine;
+	const machine = followThreads(inner, {
+		log: silentLogger,
+		maxThreads,
+		onFallback: () => fallbacks++,
+	});
+	const changes: ShellChange[] = [];
+	machine.onChange((c) => changes.push(c));
+	const shellChange = (thread: ThreadShell, sequence: number) => {
+		current = thread;
+		for (const l of listeners)
+			l({ kind: "thread", thread, sequence, previous: undefined });
+	};
+	return {
+		machine,
+		streams,
+		changes,
+		shellChange,
+		emitInner: (change: ShellChange) => {
+			for (const l of listeners) l(change);
+		},
+		gets: () => gets,
+		fallbacks: () => fallbacks,
+	};
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe("thread following", () => {
+	test("the stream's terminal run shows before the shell does, and reads come from memory", async () => {
+		const t = setup();
+		t.shellChange(shell("running"), 10);
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		expect(s.payload).toEqual({
+			threadId: "t1",
+			requestCompletionMarker: true,
+		});
+		s.push(snapshot(10, [run("running")]), { kind: "synchronized" });
+		s.push(event(12, "run.updated", run("waiting")));
+		s.push(event(14, "run.updated", run("completed")));
+		await tick();
+		expect(t.machine.thread("t1")?.status).toBe("completed");
+		const last = t.changes.at(-1);
+		expect(last?.kind === "thread" && last.thread.status).toBe("completed");
+		const detail = await t.machine.getThread("t1");
+		expect(detail.projection.runs[0]?.status).toBe("completed");
+		expect(t.gets()).toBe(0);
+		// The coalesced shell still says `waiting` with an older sequence: the stream wins.
+		t.shellChange(shell("waiting"), 12);
+		expect(t.machine.thread("t1")?.status).toBe("completed");
+		// A shell newer than the stream wins, and reads go to T3 again.
+		t.shellChange(shell("running", "r2"), 20);
+		expect(t.machine.thread("t1")?.latestRunId).toBe("r2");
+		await t.machine.getThread("t1");
+		expect(t.gets()).toBe(1);
+	});
+
+	test("a read after our own command waits for the stream to show it (read your writes)", async () => {
+		const t = setup();
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		s.push(snapshot(10, [run("completed")]), { kind: "synchronized" });
+		await t.machine.dispatch({
+			type: "message.dispatch",
+			commandId: "c1",
+			threadId: "t1",
+		});
+		await t.machine.getThread("t1");
+		expect(t.gets()).toBe(1);
+		s.push(event(50, "run.created", run("starting", 2)));
+		const detail = await t.machine.getThread("t1");
+		expect(detail.projection.runs).toHaveLength(2);
+		expect(t.gets()).toBe(1);
+	});
+
+	test("a dropped stream resumes after its last sequence once the machine is back", async () => {
+		const t = setup();
+		t.machine.follow?.("t1");
+		const first = t.streams[0] as FakeStream;
+		first.push(snapshot(10, [run("running")]), { kind: "synchronized" });
+		first.push(event(11, "run.updated", run("running")));
+		first.end({ ok: false, kind: "disconnected" });
+		expect(t.streams).toHaveLength(1);
+		t.emitInner({ kind: "synchronized", sequence: 30 });
+		const second = t.streams[1] as FakeStream;
+		expect(second.payload).toEqual({
+			threadId: "t1",
+			requestCompletionMarker: true,
+			afterSequence: 11,
+		});
+		// Replays overlap: an event at or below the cursor is dropped.
+		second.push(
+			event(11, "run.updated", run("failed")),
+			event(13, "run.updated", run("completed")),
+			{ kind: "synchronized" },
+		);
+		await tick();
+		expect(t.machine.thread("t1")?.status).toBe("completed");
+		expect(t.fallbacks()).toBe(0);
+	});
+
+	test("a stream that cannot resume starts over from a snapshot, then falls back to the shell", () => {
+		const t = setup();
+		t.machine.follow?.("t1");
+		(t.streams[0] as FakeStream).push(snapshot(10, []), {
+			kind: "synchronized",
+		});
+		(t.streams[0] as FakeStream).end({ ok: false, kind: "disconnected" });
+		t.emitInner({ kind: "synchronized", sequence: 30 });
+		(t.streams[1] as FakeStream).end({ ok: false, kind: "fail" });
+		expect((t.streams[2] as FakeStream).payload.afterSequence).toBeUndefined();
+		(t.streams[2] as FakeStream).end({ ok: false, kind: "fail" });
+		expect(t.streams).toHaveLength(3);
+		expect(t.fallbacks()).toBe(1);
+		expect(t.machine.followStats?.().live).toBe(0);
+	});
+
+	test("beyond the bound a thread is not followed, visibly; a released one makes room", () => {
+		const t = setup(1);
+		const release = t.machine.follow?.("t1");
+		t.machine.follow?.("t2");
+		expect(t.streams).toHaveLength(1);
+		expect(t.fallbacks()).toBe(1);
+		expect(t.machine.followStats?.()).toMatchObject({
+			followed: 1,
+			fallbacks: 1,
+		});
+		release?.();
+		t.machine.follow?.("t2");
+		expect(t.streams).toHaveLength(2);
+		expect((t.streams[0] as FakeStream).cancelled).toBe(true);
+		expect(t.fallbacks()).toBe(1);
+	});
+
+	test("a pending request shows once its turn item (the question) has arrived too", async () => {
+		const t = setup();
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		s.push(snapshot(10, [run("running")]), { kind: "synchronized" });
+		s.push(
+			event(11, "runtime-request.updated", {
+				id: "q1",
+				kind: "user_input",
+				status: "pending",
+			}),
+		);
+		await tick();
+		expect(t.machine.thread("t1")?.pendingRuntimeRequest).toBeNull();
+		s.push(
+			event(12, "turn-item.updated", {
+				id: "i1",
+				type: "user_input_request",
+				runId: "r1",
+				requestId: "q1",
+				questions: [{ id: "c", question: "Which?", options: [] }],
+			}),
+		);
+		await tick();
+		expect(t.machine.thread("t1")?.pendingRuntimeRequest?.id).toBe("q1");
+	});
+});
