@@ -16,6 +16,7 @@ import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
 import { followThreads } from "./t3/thread-follow.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
+import { createModelCatalog } from "./threads/model-catalog.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
 
@@ -84,6 +85,7 @@ export function createServices(
 		threads: createThreadStore(db),
 		dispatches: createDispatchStore(db),
 		operations: createOperationStore(db),
+		catalog: createModelCatalog(fleet),
 		settings: config.server,
 		log,
 		now: () => clock.now(),

@@ -56,6 +56,7 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 			"  Add it to Claude Code:",
 			`    claude mcp add --transport http t3code ${server.mcpUrl}${auth}`,
 			'  Prompts the simulated agent understands: "ask me …", "approve …", "long task", "fail", "slow", anything else.',
+			'  Try t3_models on "demo": ready models and options (e.g. codex/gpt-5.6-sol with reasoningEffort), one not signed in (opencode), one without plan mode (grok). "ask me optionally" asks a question you may dismiss; steer or restart a "long task" with t3_dispatch mode.',
 			"  Stop with Ctrl-C.",
 			"",
 		].join("\n"),

@@ -140,6 +140,8 @@ describe("derive from the captured projections", () => {
 			kind: "user_input",
 			request_kind: "user_input",
 			prompt: "Which color should I use?",
+			// A live request (the capture's codex): only message-mode requests may be dismissed.
+			dismissable: false,
 			questions: [
 				{
 					id: "color",
@@ -185,6 +187,7 @@ describe("derive from the captured projections", () => {
 			kind: "approval",
 			request_kind: "command",
 			prompt: "fake codex wants to list files",
+			dismissable: false,
 			questions: [],
 		});
 	});

@@ -30,12 +30,18 @@ export function runOutcome(status: string): RunOutcome | null {
 	}
 }
 
-/** The run a message of ours started (`run.userMessageId`, §5.1); null when not there yet. */
+/**
+ * The run a message of ours started (`run.userMessageId`, §5.1), or was steered into (the
+ * message's `runId`, §7.3); null when not there yet.
+ */
 export function findRunByMessageId(
 	projection: ThreadProjection,
 	messageId: string,
 ): Run | null {
-	return projection.runs.find((r) => r.userMessageId === messageId) ?? null;
+	const started = projection.runs.find((r) => r.userMessageId === messageId);
+	if (started) return started;
+	const runId = projection.messages.find((m) => m.id === messageId)?.runId;
+	return runId ? (projection.runs.find((r) => r.id === runId) ?? null) : null;
 }
 
 /** The run with the highest ordinal. */
@@ -112,6 +118,8 @@ export interface PendingQuestionView {
 	/** The raw runtime-request kind (`user_input`, `command`, `file-change`, …). */
 	request_kind: string;
 	prompt: string;
+	/** T3 lets this request be closed unanswered: message-mode requests only (§6.6). */
+	dismissable: boolean;
 	questions: {
 		id: string;
 		header: string;
@@ -158,6 +166,12 @@ export function pendingQuestion(
 	}
 	if (!request || request.kind === "auth_refresh") return null;
 	const item = requestItem(projection, request.id);
+	const id = request.id;
+	const capability = projection.runtimeRequests.find((r) => r.id === id)
+		?.responseCapability as { type?: unknown } | undefined;
+	const dismissable =
+		request.kind === "user_input" &&
+		(capability?.type === "message" || item?.responseMode === "message");
 	if (request.kind === "user_input") {
 		const questions = (item?.questions ?? []).map((q: UserInputQuestion) => ({
 			id: q.id,
@@ -173,6 +187,7 @@ export function pendingQuestion(
 			kind: "user_input",
 			request_kind: request.kind,
 			prompt: questions.map((q) => q.text).join("\n"),
+			dismissable,
 			questions,
 		};
 	}
@@ -184,6 +199,7 @@ export function pendingQuestion(
 		kind: "approval",
 		request_kind: request.kind,
 		prompt,
+		dismissable: false,
 		questions: [],
 	};
 }

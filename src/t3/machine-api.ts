@@ -44,7 +44,9 @@ export type ShellChange =
 	| { kind: "snapshot"; sequence: number }
 	/** Catch-up is done: the shell is live from here. */
 	| { kind: "synchronized"; sequence: number }
-	| { kind: "state"; status: MachineStatus };
+	| { kind: "state"; status: MachineStatus }
+	/** T3 said its configuration (providers, models, settings) changed (`subscribeServerConfig`). */
+	| { kind: "config" };
 
 export type T3ErrorCode =
 	| "UNREACHABLE"

@@ -270,6 +270,7 @@ export function createMachine(
 				if (rpc === client) dropConnection(reason);
 			});
 			subscribe(client);
+			watchConfig(client);
 		} catch (err) {
 			if (stale()) return;
 			const t3 =
@@ -309,6 +310,32 @@ export function createMachine(
 					? "the server ended the shell subscription"
 					: `shell subscription failed (${end.kind === "fail" ? end.message : end.kind === "die" ? end.defect : "interrupted"})`;
 				dropConnection(why);
+			},
+		);
+	}
+
+	/**
+	 * `subscribeServerConfig` (PROTOCOL.md §2.6, §4.4): T3 pushes a snapshot, then an item
+	 * whenever providers or settings change; each later item tells listeners the model catalog
+	 * is stale. Servers without it answer with an error, which is only logged.
+	 */
+	function watchConfig(client: RpcClient): void {
+		let first = true;
+		client.stream(
+			"subscribeServerConfig",
+			{},
+			(raw) => {
+				if (rpc !== client) return;
+				const type = (raw as { type?: unknown } | null)?.type;
+				if (first || type === "keybindingsUpdated") {
+					first = false;
+					return;
+				}
+				emit({ kind: "config" });
+			},
+			(end) => {
+				if (rpc === client && !end.ok && end.kind !== "disconnected")
+					log.debug("no server config stream", { end });
 			},
 		);
 	}

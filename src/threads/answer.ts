@@ -1,6 +1,7 @@
 /**
  * `t3_answer`: validates answers against the request that is really pending, then sends
  * `runtime-request.respond`. Labels are mapped to option values where the server gives them.
+ * `dismiss` closes a message-mode question unanswered (`thread.user-input.dismiss`, §6.6).
  */
 
 import { pendingQuestion, questionOptionValue } from "../t3/derive.ts";
@@ -14,6 +15,9 @@ export interface AnswerArgs {
 	thread_id: string;
 	answers?: Record<string, AnswerValue>;
 	decision?: "accept" | "decline";
+	/** The request the caller means; refused as stale when it is no longer the pending one. */
+	request_id?: string;
+	dismiss?: boolean;
 }
 
 /** Requests we already answered, so a second answer is refused clearly even before T3's shell catches up. */
@@ -24,6 +28,12 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	const { projection } = await readDetail(located, true);
 	// The fresh projection is authoritative; the shell may lag a new or a resolved request.
 	const question = pendingQuestion(projection);
+	const live = question && !answered.has(question.request_id) ? question : null;
+	if (args.request_id !== undefined && live?.request_id !== args.request_id) {
+		throw new ThreadError(
+			`request_id: request ${args.request_id} is no longer pending on thread "${args.thread_id}" (answered, dismissed, or its run ended)${live ? `; the pending one is ${live.request_id} (${live.prompt})` : ""}. Call t3_wait for the thread's current state.`,
+		);
+	}
 	if (!question || answered.has(question.request_id)) {
 		throw new ThreadError(
 			question
@@ -39,6 +49,32 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 			requestId: question.request_id,
 		};
 	const custom: string[] = [];
+
+	if (args.dismiss === true) {
+		if (args.answers !== undefined || args.decision !== undefined) {
+			throw new ThreadError(
+				"dismiss: pass either dismiss: true or answers/decision, not both.",
+			);
+		}
+		if (!question.dismissable) {
+			throw new ThreadError(
+				`dismiss: T3 does not allow dismissing request ${question.request_id} on thread "${args.thread_id}" (the agent waits for a live ${question.kind === "approval" ? "decision" : "answer"}). Answer it with ${question.kind === "approval" ? 'decision: "accept" or "decline"' : "answers"}, or stop the run with t3_interrupt.`,
+			);
+		}
+		await located.entry.machine.dispatch({
+			type: "thread.user-input.dismiss",
+			commandId: deps.newId(),
+			threadId: args.thread_id,
+			requestId: question.request_id,
+		});
+		remember(question.request_id);
+		return {
+			thread_id: args.thread_id,
+			request_id: question.request_id,
+			status: "dismissed" as const,
+			custom,
+		};
+	}
 
 	if (question.kind === "approval") {
 		if (args.answers !== undefined) {
@@ -110,14 +146,18 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	}
 
 	await located.entry.machine.dispatch(command);
-	answered.add(question.request_id);
-	// Only the recent ones matter (T3's own state catches up within moments); keep it bounded.
-	if (answered.size > 1_000)
-		answered.delete(answered.values().next().value as string);
+	remember(question.request_id);
 	return {
 		thread_id: args.thread_id,
 		request_id: question.request_id,
-		status: "sent" as const,
+		status: "sent" as "sent" | "dismissed",
 		custom,
 	};
+}
+
+function remember(requestId: string): void {
+	answered.add(requestId);
+	// Only the recent ones matter (T3's own state catches up within moments); keep it bounded.
+	if (answered.size > 1_000)
+		answered.delete(answered.values().next().value as string);
 }

@@ -6,6 +6,7 @@ import type { DispatchStore } from "../store/dispatches.ts";
 import type { OperationStore } from "../store/operations.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import type { Logger } from "../util/log.ts";
+import type { ModelCatalog } from "./model-catalog.ts";
 
 export interface ThreadDeps {
 	fleet: Fleet;
@@ -14,6 +15,8 @@ export interface ThreadDeps {
 	dispatches: DispatchStore;
 	/** Idempotency keys of every tool (src/threads/idempotency.ts). */
 	operations: OperationStore;
+	/** Each machine's models (`server.getConfig`), cached until it reconnects or says they changed. */
+	catalog: ModelCatalog;
 	settings: Pick<ServerSettings, "waitTimeoutS">;
 	log: Logger;
 	now: () => number;

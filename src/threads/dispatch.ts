@@ -8,8 +8,19 @@ import type { FleetMachine } from "../fleet/fleet.ts";
 import type { DispatchRecord } from "../store/dispatches.ts";
 import { findRunByMessageId, settledOrdinal } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
-import type { ProjectShell, ThreadProjection } from "../t3/model.ts";
+import type {
+	ModelSelection,
+	ProjectShell,
+	ThreadProjection,
+} from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
+import {
+	type DispatchMode,
+	dispatchModeFor,
+	type InteractionMode,
+	modeCommands,
+	type RuntimeMode,
+} from "./dispatch-settings.ts";
 import { ThreadError } from "./errors.ts";
 import {
 	checkReuse,
@@ -18,6 +29,7 @@ import {
 	keyArgument,
 } from "./idempotency.ts";
 import { locateThread, readDetail } from "./locate.ts";
+import { checkSelection } from "./model-catalog.ts";
 import {
 	chooseModel,
 	requireOnline,
@@ -42,6 +54,10 @@ export interface DispatchArgs {
 	idempotency_key?: string;
 	/** The older name of `idempotency_key`. */
 	request_id?: string;
+	mode?: DispatchMode;
+	runtime_mode?: RuntimeMode;
+	interaction_mode?: InteractionMode;
+	options?: Record<string, string | boolean>;
 }
 
 /** An idempotency key and the canonical arguments it is claimed with. */
@@ -57,6 +73,7 @@ export type DispatchResult = {
 	run_id: string | null;
 	run_status: string;
 	queued: boolean;
+	runtime_mode: string;
 	watched: boolean;
 	origin: string | null;
 };
@@ -186,7 +203,12 @@ async function launch(
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
 	const project = resolveProject(deps, entry, args.project);
-	const modelSelection = chooseModel(entry, args.model, project, undefined);
+	const modelSelection = await checkSelection(
+		deps,
+		entry,
+		chooseModel(entry, args.model, project, undefined),
+		args,
+	);
 	if (!modelSelection) {
 		throw new ThreadError(
 			`model: no model to use on machine "${entry.config.name}": pass model ("<providerInstance>/<model>") or set model in its config.`,
@@ -202,8 +224,8 @@ async function launch(
 		projectId: project.id,
 		title,
 		modelSelection,
-		runtimeMode: "full-access",
-		interactionMode: "default",
+		runtimeMode: args.runtime_mode ?? "full-access",
+		interactionMode: args.interaction_mode ?? "default",
 		workspaceStrategy: { type: "root" },
 		initialMessage: { messageId, text: args.prompt, attachments: [] },
 	};
@@ -252,17 +274,24 @@ async function continueThread(
 	await requireOnline(entry);
 	const { projection } = await readDetail(located, true);
 	const thread = located.shell ?? projection.thread;
-	if (
-		thread.runtimeMode !== undefined &&
-		thread.runtimeMode !== "full-access"
-	) {
-		await entry.machine.dispatch({
-			type: "thread.runtime-mode.set",
-			commandId: deps.newId(),
-			threadId,
-			runtimeMode: "full-access",
-		});
-	}
+	// The model in effect: the given one, else the thread's current one (options and plan
+	// mode are checked against it); it is sent only when the caller changes it.
+	const current = thread.modelSelection ?? projection.thread.modelSelection;
+	const selection = await checkSelection(
+		deps,
+		entry,
+		args.model !== undefined || !current
+			? chooseModel(entry, args.model, project, current)
+			: { instanceId: current.instanceId, model: current.model },
+		args,
+	);
+	// A continuation keeps the thread's modes unless asked: never raised silently.
+	for (const command of modeCommands(
+		{ ...thread, id: threadId },
+		args,
+		deps.newId,
+	))
+		await entry.machine.dispatch(command);
 	const messageId = deps.newId();
 	const command: Record<string, unknown> & { type: string; commandId: string } =
 		{
@@ -274,16 +303,10 @@ async function continueThread(
 			attachments: [],
 			createdBy: "user",
 			creationSource: "mcp",
-			dispatchMode: { type: "start_immediately" },
+			dispatchMode: dispatchModeFor(args.mode, projection),
 		};
-	if (args.model !== undefined) {
-		command.modelSelection = chooseModel(
-			entry,
-			args.model,
-			project,
-			thread.modelSelection,
-		);
-	}
+	if (args.model !== undefined || args.options !== undefined)
+		command.modelSelection = selection as ModelSelection;
 	const watched = args.watch ?? true;
 	const known = deps.threads.get(threadId);
 	// Runs that finished before we tracked (or while we did not watch) this thread never
@@ -480,6 +503,7 @@ function finish(
 		run_id: run?.id ?? null,
 		run_status: run?.status ?? "pending",
 		queued: run?.status === "queued",
+		runtime_mode: projection.thread.runtimeMode ?? "full-access",
 		watched,
 		origin: record.origin,
 	};

@@ -12,6 +12,7 @@ import { TRUNCATION_MARKER } from "../t3/derive.ts";
 import type { ThreadProjection, ThreadShell } from "../t3/model.ts";
 import { silentLogger } from "../util/log.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { createModelCatalog } from "./model-catalog.ts";
 import { readThread } from "./read.ts";
 
 const shell: ThreadShell = {
@@ -71,6 +72,7 @@ function depsFor(detail: ThreadProjection): ThreadDeps {
 		threads: createThreadStore(db),
 		dispatches: createDispatchStore(db),
 		operations: createOperationStore(db),
+		catalog: createModelCatalog(fleet),
 		settings: { waitTimeoutS: 600 },
 		log: silentLogger,
 		now: () => 0,

@@ -1,6 +1,7 @@
 /** Every MCP tool this server offers, in the order clients list them. */
 import { t3Watch } from "./events/t3-watch.ts";
 import { t3Machines } from "./machines/t3-machines.ts";
+import { t3Models } from "./machines/t3-models.ts";
 import { t3Projects } from "./machines/t3-projects.ts";
 import { t3Answer } from "./threads/t3-answer.ts";
 import { t3Dispatch } from "./threads/t3-dispatch.ts";
@@ -12,6 +13,7 @@ import type { ToolDefinition } from "./tool.ts";
 export const tools: ToolDefinition[] = [
 	t3Machines,
 	t3Projects,
+	t3Models,
 	t3Dispatch,
 	t3Wait,
 	t3Thread,

@@ -17,6 +17,7 @@ export const questionSchema = z
 		request_id: z.string(),
 		kind: z.enum(["user_input", "approval"]),
 		prompt: z.string().nullable(),
+		dismissable: z.boolean(),
 		questions: z.array(
 			z.object({
 				id: z.string(),

@@ -34,6 +34,7 @@ test("tool schemas (legacy era listing)", async () => {
 	expect(tools.map((t) => t.name)).toEqual([
 		"t3_machines",
 		"t3_projects",
+		"t3_models",
 		"t3_dispatch",
 		"t3_wait",
 		"t3_thread",
@@ -76,6 +77,7 @@ test("result shapes of every tool", async () => {
 	};
 	shapes.t3_machines = shapeOf(await take("t3_machines", {}));
 	shapes.t3_projects = shapeOf(await take("t3_projects", { machine: "demo" }));
+	shapes.t3_models = shapeOf(await take("t3_models", { machine: "demo" }));
 	const d = (await take("t3_dispatch", {
 		machine: "demo",
 		project: "demo",

@@ -5,11 +5,14 @@ import { answer } from "../../threads/answer.ts";
 import { threadIdArg } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
+/** Runtime request ids embed provider turn and call ids: longer than other ids. */
+const REQUEST_ID_MAX = 1_000;
+
 export const t3Answer = defineTool({
 	name: "t3_answer",
 	title: "Answer a T3 question or approval",
 	description:
-		'Answer what a run is waiting for, as reported by t3_wait (outcome "question"). For a question (kind user_input) pass answers: {question id: option label}, a list of labels for multi-select questions, or your own text where the question allows it. For an approval (kind approval) pass decision: "accept" or "decline". Then call t3_wait again.',
+		'Answer what a run is waiting for, as reported by t3_wait (outcome "question"). For a question (kind user_input) pass answers: {question id: option label}, a list of labels for multi-select questions, or your own text where the question allows it. For an approval (kind approval) pass decision: "accept" or "decline". To close a question without answering, pass dismiss: true (only where the question says dismissable: true; otherwise answer it or stop the run with t3_interrupt). Pass the question\'s request_id to be sure you answer that request and not a newer one. Returns status "sent" or "dismissed"; then call t3_wait again.',
 	inputSchema: z.object({
 		thread_id: threadIdArg,
 		answers: z
@@ -22,11 +25,25 @@ export const t3Answer = defineTool({
 			.enum(["accept", "decline"])
 			.optional()
 			.describe("For an approval: accept or decline."),
+		request_id: z
+			.string()
+			.min(1)
+			.max(REQUEST_ID_MAX)
+			.optional()
+			.describe(
+				"The question's request_id from t3_wait; refused when that request is no longer pending.",
+			),
+		dismiss: z
+			.boolean()
+			.optional()
+			.describe(
+				"Close the pending question without answering (only when its dismissable is true).",
+			),
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
 		request_id: z.string(),
-		status: z.literal("sent"),
+		status: z.enum(["sent", "dismissed"]),
 		custom: z.array(z.string()),
 	}),
 	annotations: {

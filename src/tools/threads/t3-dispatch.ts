@@ -9,7 +9,7 @@ export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine`; with thread_id it sends a follow-up message to that existing thread (queued if the thread is busy; machine/project may then be omitted). Runs have full access to the project's workspace. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn. A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
 	inputSchema: z.object({
 		machine: z
 			.string()
@@ -44,7 +44,7 @@ export const t3Dispatch = defineTool({
 			.max(ID_MAX)
 			.optional()
 			.describe(
-				'Model override as "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5" (default: the machine\'s model).',
+				'Model as t3_models lists it ("<provider>/<slug>", e.g. "codex/gpt-5.6-sol"); it must be ready there. Default: the machine\'s model (a follow-up: the thread\'s).',
 			),
 		thread_id: z
 			.string()
@@ -52,6 +52,30 @@ export const t3Dispatch = defineTool({
 			.max(ID_MAX)
 			.optional()
 			.describe("Continue this existing thread instead of creating one."),
+		mode: z
+			.enum(["queue", "steer", "restart"])
+			.optional()
+			.describe(
+				"For a follow-up while a run is going: queue (default) waits its turn, steer joins the running run, restart interrupts it and starts again with this message. With nothing running, all three start a run.",
+			),
+		runtime_mode: z
+			.enum(["full-access", "approval-required", "auto-accept-edits"])
+			.optional()
+			.describe(
+				"What the agent may do without asking: full-access (new threads' default), approval-required (every command or edit waits for t3_answer decision), auto-accept-edits. A follow-up without it keeps the thread's current mode.",
+			),
+		interaction_mode: z
+			.enum(["default", "plan"])
+			.optional()
+			.describe(
+				'plan: the agent proposes a plan instead of changing files (only where t3_models says plan_mode: true). Default "default" for a new thread; a follow-up without it keeps the thread\'s.',
+			),
+		options: z
+			.record(z.string().min(1).max(ID_MAX), z.union([z.string(), z.boolean()]))
+			.optional()
+			.describe(
+				'Model options for this dispatch as {option id: value}, e.g. {"reasoningEffort": "high", "fastMode": true}; ids and values as t3_models lists them for the model in effect. They replace the machine\'s configured options.',
+			),
 		watch: z
 			.boolean()
 			.optional()
@@ -82,6 +106,7 @@ export const t3Dispatch = defineTool({
 		run_id: z.string().nullable(),
 		run_status: z.string(),
 		queued: z.boolean(),
+		runtime_mode: z.string(),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
 	}),

@@ -1,0 +1,51 @@
+/** `t3_models`: the models a machine really offers, whether each can run now, and its options. */
+import { z } from "zod";
+import { ok } from "../../mcp/result.ts";
+import { listModels } from "../../threads/model-catalog.ts";
+import { ID_MAX } from "../schemas.ts";
+import { defineTool } from "../tool.ts";
+
+export const t3Models = defineTool({
+	name: "t3_models",
+	title: "List models on a T3 machine",
+	description:
+		'List the models one T3 machine offers, from its providers (Claude, Codex, …). Use it before t3_dispatch when you want a model other than the machine\'s default_model, plan mode or model options. Each entry gives `model`, the exact "<provider>/<slug>" string to pass as t3_dispatch `model`; `ready` (false with `reason` when the provider is not installed, not signed in or disabled — such a model cannot run); `plan_mode` (whether interaction_mode "plan" works); and `options` (id, label, type, allowed values, default), which you pass as t3_dispatch `options: {id: value}`. The list is cached and refreshed when the machine reconnects or reports a config change.',
+	inputSchema: z.object({
+		machine: z
+			.string()
+			.min(1)
+			.max(ID_MAX)
+			.describe("Machine name, as listed by t3_machines."),
+	}),
+	outputSchema: z.object({
+		machine: z.string(),
+		default_model: z.string().nullable(),
+		models: z.array(
+			z.object({
+				model: z.string(),
+				provider: z.string(),
+				name: z.string(),
+				ready: z.boolean(),
+				reason: z.string().nullable(),
+				plan_mode: z.boolean(),
+				options: z.array(
+					z.object({
+						id: z.string(),
+						label: z.string(),
+						type: z.enum(["select", "boolean"]),
+						values: z.array(z.string()),
+						default: z.union([z.string(), z.boolean()]).nullable(),
+					}),
+				),
+			}),
+		),
+	}),
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
+	async handler({ machine }, _ctx, { threadDeps }) {
+		return ok(await listModels(threadDeps, machine));
+	},
+});
