@@ -26,6 +26,7 @@ import {
 	type ThreadShell,
 } from "../t3/model.ts";
 import { projectRef, questionShape } from "../threads/shapes.ts";
+import { MISSING_STATUS, missingError } from "../threads/vanish.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId } from "./event.ts";
 
@@ -352,17 +353,72 @@ async function forgetIfGone(
 		}
 	} catch (error) {
 		if (error instanceof T3Error && error.code === "NOT_FOUND") {
-			deps.threads.setWatched(
-				record.thread_id,
-				false,
-				record.origin,
-				deps.now(),
-			);
-			deps.log.info("stopped watching a deleted thread", {
-				threadId: record.thread_id,
-			});
+			reportVanished(deps, entry, record);
 			return;
 		}
 		throw error;
+	}
+}
+
+/**
+ * T3 answers 404 for a watched thread: it vanished (deleted elsewhere, or the server lost its
+ * state; our own t3_delete unwatches first, so it never gets here). One `thread.failed` event
+ * with run_status "missing", then the thread is no longer watched.
+ */
+function reportVanished(
+	deps: TrackerDeps,
+	entry: FleetMachine,
+	record: ThreadRecord,
+): void {
+	const threadId = record.thread_id;
+	const project = deps.fleet.project(entry, record.project_id);
+	// A project the machine still lists but the allowlist hides: its threads do not exist for us.
+	const hidden =
+		!project && entry.machine.projects().some((p) => p.id === record.project_id);
+	const emitted = deps.db.transaction(() => {
+		const fresh = deps.threads.get(threadId);
+		if (fresh?.watched !== 1) return 0;
+		deps.threads.setWatched(threadId, false, fresh.origin, deps.now());
+		if (hidden || deps.outbox.has(threadId, "missing")) return 0;
+		const id = eventId();
+		const seq = deps.threads.nextSeq(threadId);
+		const event: EventBody = {
+			id,
+			type: "thread.failed",
+			occurred_at: new Date(deps.now()).toISOString(),
+			machine: entry.config.name,
+			thread_id: threadId,
+			// A server that lost its state may have lost the project too: then only its id is known.
+			project: project
+				? projectRef(project)
+				: { id: record.project_id, title: "", path: "" },
+			title: fresh.title,
+			run_id: null,
+			run_status: MISSING_STATUS,
+			origin: fresh.origin,
+			thread_seq: seq,
+			message: null,
+			error: missingError(threadId, entry.config.name),
+			question: null,
+		};
+		deps.outbox.insert({
+			id,
+			thread_id: threadId,
+			thread_seq: seq,
+			dedupe_key: "missing",
+			type: event.type,
+			origin: event.origin,
+			body: JSON.stringify(event),
+			created_at: deps.now(),
+		});
+		return 1;
+	})();
+	deps.log.info("a watched thread vanished from its machine", {
+		threadId,
+		machine: entry.config.name,
+	});
+	if (emitted) {
+		deps.metrics.inc("t3code_mcp_events_emitted_total", {}, emitted);
+		deps.onEmitted();
 	}
 }

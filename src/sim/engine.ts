@@ -30,6 +30,8 @@ export interface Engine {
 	finishRun(threadId: string): void;
 	/** Cancel every non-terminal run (server restart / stop). */
 	cancelAll(): void;
+	/** Forget every thread, run and command receipt: a server that lost its state. */
+	wipe(): void;
 }
 
 const REQUIRED: Record<string, string[]> = {
@@ -96,8 +98,11 @@ export function createEngine(deps: {
 	store: Store;
 	scheduler: Scheduler;
 	stepMs: number;
+	/** false: a server without queue holding (OBSERVED.md §6.4 15): `holdQueue` is ignored, no `queue.resume`. */
+	queueHolding?: boolean;
 }): Engine {
 	const { store, scheduler } = deps;
+	const queueHolding = deps.queueHolding !== false;
 	const receipts = new Map<
 		string,
 		{ outcome: Outcome; threadId?: string; launch?: boolean }
@@ -121,10 +126,28 @@ export function createEngine(deps: {
 					TERMINAL_RUN_STATUSES.has(h.run.status as string)
 				)
 					handles.delete(id);
-			if (holdQueue) heldQueues.add(thread.id);
+			if (holdQueue) holdQueuedRuns(thread, true);
 			if (!heldQueues.has(thread.id)) startNextQueued(thread);
 		},
 	};
+
+	/**
+	 * Holds or releases a thread's queue. Held queued runs say so in their row (`queueHeld`,
+	 * PROTOCOL.md §7.3), so readers can tell a held queue from one about to move.
+	 */
+	function holdQueuedRuns(thread: ThreadState, held: boolean): void {
+		if (held) heldQueues.add(thread.id);
+		else heldQueues.delete(thread.id);
+		for (const h of threadHandles(thread)) {
+			if (h.run.status !== "queued" || h.run.queueHeld === held) continue;
+			h.run = { ...h.run, queueHeld: held };
+			store.upsert(thread, "runs", h.run, "run.updated", {
+				runId: h.run.id,
+				nodeId: h.node.id,
+				providerInstanceId: h.instanceId,
+			});
+		}
+	}
 
 	function threadHandles(thread: ThreadState): RunHandle[] {
 		return [...handles.values()].filter((h) => h.thread === thread);
@@ -159,6 +182,9 @@ export function createEngine(deps: {
 	function startRun(thread: ThreadState, input: NewRunInput): number {
 		const { handle, sequence } = createRun(kit, thread, input);
 		handles.set(handle.run.id, handle);
+		// A follow-up joining a held queue is held with it.
+		if (input.status === "queued" && heldQueues.has(thread.id))
+			holdQueuedRuns(thread, true);
 		if (thread.app.activeProviderThreadId == null) {
 			thread.app = {
 				...thread.app,
@@ -314,11 +340,14 @@ export function createEngine(deps: {
 					handles.delete(runId);
 					return store.head();
 				}
+				// The hold is part of the command: queued runs show it before the run has ended.
+				const hold = queueHolding && c.holdQueue === true;
+				if (hold) holdQueuedRuns(thread, true);
 				return interruptRun(
 					kit,
 					h,
 					c.reason === undefined ? undefined : String(c.reason),
-					c.holdQueue === true,
+					hold,
 				);
 			}
 			case "runtime-request.respond": {
@@ -383,7 +412,7 @@ export function createEngine(deps: {
 				}
 				return setApp(thread, { deletedAt: nowIso() }, "thread.deleted");
 			case "queue.resume":
-				heldQueues.delete(thread.id);
+				holdQueuedRuns(thread, false);
 				startNextQueued(thread);
 				return store.head();
 			case "queued-run.cancel": {
@@ -401,7 +430,8 @@ export function createEngine(deps: {
 
 	function dispatch(c: Record<string, unknown>): Outcome {
 		const type = typeof c.type === "string" ? c.type : "";
-		const required = REQUIRED[type];
+		const required =
+			type === "queue.resume" && !queueHolding ? undefined : REQUIRED[type];
 		if (!required) return { die: unionText };
 		const missing = missingKey(c, required);
 		if (missing) return { die: missing };
@@ -517,11 +547,19 @@ export function createEngine(deps: {
 				else h.finishRequested = true;
 			}
 		},
-		cancelAll() {
-			for (const h of handles.values())
-				if (!TERMINAL_RUN_STATUSES.has(h.run.status as string))
-					cancelRun(kit, h);
-			handles.clear();
+		cancelAll,
+		wipe() {
+			cancelAll();
+			receipts.clear();
+			heldQueues.clear();
+			store.wipeThreads();
 		},
 	};
+
+	function cancelAll(): void {
+		for (const h of handles.values())
+			if (!TERMINAL_RUN_STATUSES.has(h.run.status as string))
+				cancelRun(kit, h);
+		handles.clear();
+	}
 }

@@ -28,6 +28,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		store,
 		scheduler,
 		stepMs: options.stepMs ?? 20,
+		queueHolding: options.queueHolding,
 	});
 	const auth = createAuth([
 		{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] },
@@ -135,13 +136,24 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			scheduler.cancelAll();
 			await server.stop(true);
 		},
-		async restart() {
+		async restart(restartOptions = {}) {
 			closeSockets();
 			await server.stop(true);
 			// A real restart cancels every run that was not finished (OBSERVED.md §5.6).
-			engine.cancelAll();
+			if (restartOptions.loseState) engine.wipe();
+			else engine.cancelAll();
 			scheduler.cancelAll();
 			server = listen(port);
+		},
+		deleteThread(threadId) {
+			// Exactly what another client's `thread.delete` does.
+			const outcome = engine.dispatch({
+				type: "thread.delete",
+				commandId: newId(),
+				threadId,
+			});
+			if (!("ok" in outcome))
+				throw new Error(`sim: cannot delete thread ${threadId}`);
 		},
 		dropSockets: closeSockets,
 		blackhole(on) {

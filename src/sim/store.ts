@@ -103,6 +103,11 @@ export interface Store {
 	projection(thread: ThreadState): Record<string, unknown>;
 	shellSnapshot(): Record<string, unknown>;
 	subscribe(listener: StoreListener): () => void;
+	/**
+	 * A server that lost its state: threads and the event log are gone and sequences start
+	 * again from zero; the configured projects are registered anew (same ids).
+	 */
+	wipeThreads(): void;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -313,6 +318,21 @@ export function createStore(): Store {
 		subscribe(listener) {
 			listeners.add(listener);
 			return () => listeners.delete(listener);
+		},
+		wipeThreads() {
+			threads.clear();
+			events.length = 0;
+			sequence = 0;
+			for (const project of projects.values()) {
+				sequence += 1;
+				project.lastSequence = sequence;
+				events.push({
+					sequence,
+					threadId: null,
+					projectId: project.row.id as string,
+					event: null,
+				});
+			}
 		},
 	};
 }

@@ -31,6 +31,12 @@ export interface SimOptions {
 	stepMs?: number;
 	/** Shell-stream coalescing window; default 20; 0 = emit every change at once. */
 	coalesceMs?: number;
+	/**
+	 * Default true. false = a server without queue holding (OBSERVED.md §6.4 15, captures-v2
+	 * ws-busy.jsonl): `run.interrupt` ignores `holdQueue`, queued runs start after an interrupt,
+	 * and `queue.resume` is an unknown command.
+	 */
+	queueHolding?: boolean;
 	/** Default "0.1.0-sim". */
 	serverVersion?: string;
 	label?: string;
@@ -56,8 +62,13 @@ export interface Sim {
 	port: number;
 	token: string;
 	stop(): Promise<void>;
-	/** Close sockets, stop listening, cancel non-terminal runs, listen again on the same port. */
-	restart(): Promise<void>;
+	/**
+	 * Close sockets, stop listening, cancel non-terminal runs, listen again on the same port.
+	 * `loseState`: come back with no threads and sequences from zero (a wiped or replaced database).
+	 */
+	restart(options?: { loseState?: boolean }): Promise<void>;
+	/** Delete a thread as another T3 client would (`thread.delete`), not through the connector. */
+	deleteThread(threadId: string): void;
 	/** Close every WebSocket abruptly. */
 	dropSockets(): void;
 	/** While on, sockets stay open but nothing at all is sent (no Pong, Chunk or Exit). */

@@ -318,6 +318,7 @@ export function decodeRun(raw: unknown): Run {
 		startedAt: strOrNull(obj.startedAt),
 		completedAt: strOrNull(obj.completedAt),
 		modelSelection: decodeModelSelection(obj.modelSelection),
+		queueHeld: obj.queueHeld === true,
 	};
 }
 

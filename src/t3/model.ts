@@ -125,6 +125,8 @@ export interface Run {
 	startedAt: string | null;
 	completedAt: string | null;
 	modelSelection?: ModelSelection | null;
+	/** A queued run held by an interrupt with `holdQueue` (newer servers only). */
+	queueHeld?: boolean;
 	[key: string]: unknown;
 }
 

@@ -125,6 +125,12 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 			}
 			const labels = Array.isArray(value) ? value : [value];
 			const mapped = labels.map((label) => {
+				// Blank text would reach the agent as an answer that says nothing.
+				if (label.trim() === "" && !q.options.includes(label)) {
+					throw new ThreadError(
+						`answers.${q.id}: an empty answer is not an answer. Give ${q.options.length ? `one of the options (${q.options.map((o) => `"${o}"`).join(", ")})${q.allow_custom ? " or non-empty free text" : ""}` : "non-empty text"}.`,
+					);
+				}
 				if (q.options.includes(label))
 					return questionOptionValue(
 						projection,

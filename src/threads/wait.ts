@@ -2,7 +2,9 @@
  * `t3_wait`: event-driven waiting on one or several threads. It subscribes to the machines'
  * shell changes before the first look, so no transition can slip between the two; it reads a
  * thread's projection only when the shell says something that matters may have happened.
- * A timeout, a client that goes away or a shutdown never touches the run itself.
+ * A timeout, a client that goes away or a shutdown never touches the run itself; a timeout still
+ * reports what had already happened (even `timeout: 0`). A run held in a held queue and a thread
+ * that vanished from its machine settle at once (queue.ts, vanish.ts).
  */
 import {
 	capText,
@@ -15,8 +17,16 @@ import {
 } from "../t3/derive.ts";
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
 import { type LocatedThread, locateThread } from "./locate.ts";
 import { type QuestionShape, questionShape } from "./shapes.ts";
+import {
+	isNotFound,
+	isOwnDelete,
+	MISSING_STATUS,
+	missingError,
+	vanishedFrom,
+} from "./vanish.ts";
 
 export type WaitOutcome =
 	| "completed"
@@ -36,6 +46,10 @@ export type WaitResult = {
 	elapsed_s: number;
 };
 
+/** A wait result plus a line for the caller that is not part of the result's shape. */
+export type WaitReport = WaitResult & { note?: string };
+type Settled = Omit<WaitReport, "elapsed_s">;
+
 export const MESSAGE_CAP = 8_000;
 /** After a failed read, how soon a wait looks again. */
 const RETRY_MS = 2_000;
@@ -54,27 +68,31 @@ export async function waitForThreads(
 	deps: ThreadDeps,
 	threadIds: string[],
 	options: WaitOptions,
-): Promise<WaitResult> {
+): Promise<WaitReport> {
 	const started = deps.now();
-	const located = await Promise.all(
-		threadIds.map((id) => locateThread(deps, id)),
-	);
-	const byId = new Map(located.map((l) => [l.threadId, l]));
 	const elapsed = () => Math.round((deps.now() - started) / 100) / 10;
+	const looked = await Promise.all(
+		threadIds.map((id) => locateOrGone(deps, id)),
+	);
+	const gone = looked.find((l): l is Settled => "outcome" in l);
+	if (gone) return { ...gone, elapsed_s: elapsed() };
+	const located = looked as LocatedThread[];
+	const byId = new Map(located.map((l) => [l.threadId, l]));
 
-	return new Promise<WaitResult>((resolve) => {
+	return new Promise<WaitReport>((resolve, reject) => {
 		let done = false;
 		const cleanups: (() => void)[] = [];
-		const inFlight = new Map<string, { again: boolean }>();
+		const inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
 		waitsInProgress++;
 
-		const finish = (result: WaitResult) => {
+		const settle = (end: () => void) => {
 			if (done) return;
 			done = true;
 			waitsInProgress--;
 			for (const cleanup of cleanups) cleanup();
-			resolve(result);
+			end();
 		};
+		const finish = (result: WaitReport) => settle(() => resolve(result));
 
 		const timeoutResult = (): WaitResult => {
 			const first = located[0] as LocatedThread;
@@ -94,16 +112,17 @@ export async function waitForThreads(
 			};
 		};
 
-		const check = (threadId: string) => {
-			if (done) return;
+		/** Looks at a thread now (or again after the look in flight); resolves when that look ended. */
+		const check = (threadId: string): Promise<void> => {
+			if (done) return Promise.resolve();
 			const state = inFlight.get(threadId);
 			if (state) {
 				state.again = true;
-				return;
+				return state.done;
 			}
-			const mine = { again: false };
+			const mine = { again: false, done: Promise.resolve() };
 			inFlight.set(threadId, mine);
-			void (async () => {
+			mine.done = (async () => {
 				do {
 					mine.again = false;
 					const loc = byId.get(threadId) as LocatedThread;
@@ -111,6 +130,23 @@ export async function waitForThreads(
 						const settled = await evaluate(deps, loc);
 						if (settled) finish({ ...settled, elapsed_s: elapsed() });
 					} catch (error) {
+						if (isNotFound(error)) {
+							// T3 no longer has the thread: it vanished, unless we deleted it ourselves.
+							if (isOwnDelete(threadId))
+								settle(() =>
+									reject(
+										new ThreadError(
+											`Thread "${threadId}" was deleted with t3_delete while waiting on it.`,
+										),
+									),
+								);
+							else
+								finish({
+									...missingResult(threadId, loc.entry.config.name),
+									elapsed_s: elapsed(),
+								});
+							break;
+						}
 						// A failed read (timeout, 5xx, a drop) is looked at again shortly even if no
 						// further shell change comes: the run may already be over.
 						deps.log.debug("wait: evaluation failed", { threadId, error });
@@ -120,6 +156,7 @@ export async function waitForThreads(
 				} while (mine.again && !done);
 				inFlight.delete(threadId);
 			})();
+			return mine.done;
 		};
 
 		// Follow each thread on its own stream while waiting (src/t3/thread-follow.ts).
@@ -145,8 +182,10 @@ export async function waitForThreads(
 			);
 		}
 
+		const firstLook = Promise.all(located.map((l) => check(l.threadId)));
+		// A timeout reports what already happened: it never ends the wait before the first look.
 		const timer = setTimeout(
-			() => finish(timeoutResult()),
+			() => void firstLook.then(() => finish(timeoutResult())),
 			options.timeoutS * 1000,
 		);
 		cleanups.push(() => clearTimeout(timer));
@@ -173,23 +212,51 @@ export async function waitForThreads(
 			const interval = setInterval(tick, deps.progressIntervalMs ?? 10_000);
 			cleanups.push(() => clearInterval(interval));
 		}
-
-		for (const l of located) check(l.threadId);
 	});
+}
+
+/** The result of a wait on a thread that vanished from its machine (vanish.ts). */
+function missingResult(threadId: string, machine: string): Settled {
+	return {
+		thread_id: threadId,
+		outcome: "failed",
+		run_id: null,
+		run_status: MISSING_STATUS,
+		message: null,
+		error: missingError(threadId, machine),
+		question: null,
+	};
+}
+
+/** Finds the thread; one we track that its machine answers 404 for has settled as missing. */
+async function locateOrGone(
+	deps: ThreadDeps,
+	threadId: string,
+): Promise<LocatedThread | Settled> {
+	try {
+		return await locateThread(deps, threadId);
+	} catch (error) {
+		if (!(error instanceof ThreadError)) throw error;
+		const gone = await vanishedFrom(deps, threadId);
+		if (gone) return missingResult(threadId, gone.config.name);
+		throw error;
+	}
 }
 
 /** The settled state of the run this wait is about, or null while it is still going. */
 async function evaluate(
 	deps: ThreadDeps,
 	loc: LocatedThread,
-): Promise<Omit<WaitResult, "elapsed_s"> | null> {
+): Promise<Settled | null> {
 	const shell = loc.entry.machine.thread(loc.threadId);
 	const dispatch = deps.dispatches.latestForThread(loc.threadId);
 	const target = dispatch?.run_id ?? null;
 	// Nothing can have settled while the shell shows the run still busy with no request
-	// pending: ours (by run id), or the latest one when we did not dispatch it.
+	// pending: ours (by run id), or the latest one when we did not dispatch it. A queue with
+	// nothing running may be held, which only the projection tells.
 	if (
 		shell &&
+		!(shell.status === "queued" && shell.activeRunId === null) &&
 		(target === null ? !dispatch : shell.latestRunId === target) &&
 		shell.latestRunId !== null &&
 		shell.pendingRuntimeRequest === null &&
@@ -210,6 +277,18 @@ async function evaluate(
 			run.status,
 			run.status === "queued",
 		);
+	}
+	if (run.status === "queued" && run.queueHeld === true) {
+		return {
+			thread_id: loc.threadId,
+			outcome: "timeout",
+			run_id: run.id,
+			run_status: run.status,
+			message: null,
+			error: null,
+			question: null,
+			note: `Run ${run.id} is queued and its queue is held (an interrupt with hold_queue): it will not start until t3_manage with action "resume_queue". Waiting longer would not change that.`,
+		};
 	}
 	const outcome = runOutcome(run.status);
 	if (outcome) {

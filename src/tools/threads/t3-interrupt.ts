@@ -9,12 +9,21 @@ export const t3Interrupt = defineTool({
 	name: "t3_interrupt",
 	title: "Interrupt a T3 run",
 	description:
-		"Ask T3 to interrupt the active run of a thread (queued follow-ups stay queued). Returns the run's status as T3 reports it right after the request; the run may take a moment to stop, so call t3_wait to see the final outcome. If nothing is running, says so.",
-	inputSchema: z.object({ thread_id: threadIdArg }),
+		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. If nothing is running, says so.',
+	inputSchema: z.object({
+		thread_id: threadIdArg,
+		hold_queue: z
+			.boolean()
+			.optional()
+			.describe(
+				'Keep runs queued behind the interrupted one from starting until t3_manage action "resume_queue" (default false: they start in order).',
+			),
+	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
 		run_id: z.string().nullable(),
 		run_status: z.string(),
+		queued: z.array(z.object({ run_id: z.string(), held: z.boolean() })),
 	}),
 	annotations: {
 		readOnlyHint: false,
@@ -22,8 +31,12 @@ export const t3Interrupt = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler({ thread_id }, _ctx, { threadDeps }) {
-		const { result, note } = await interrupt(threadDeps, thread_id);
+	async handler({ thread_id, hold_queue }, _ctx, { threadDeps }) {
+		const { result, note } = await interrupt(
+			threadDeps,
+			thread_id,
+			hold_queue ?? false,
+		);
 		return ok(result, note);
 	},
 });

@@ -11,7 +11,7 @@ export const t3Wait = defineTool({
 	name: "t3_wait",
 	title: "Wait for a T3 run",
 	description:
-		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout": the run keeps going, nothing is interrupted; simply call t3_wait again.',
+		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A run in a queue held by t3_interrupt hold_queue returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing".',
 	inputSchema: z.object({
 		thread_id: z
 			.string()
@@ -62,16 +62,17 @@ export const t3Wait = defineTool({
 			);
 		}
 		const ids = thread_ids ? [...new Set(thread_ids)] : [thread_id as string];
-		const result = await waitForThreads(threadDeps, ids, {
+		const { note, ...result } = await waitForThreads(threadDeps, ids, {
 			timeoutS: timeout ?? threadDeps.settings.waitTimeoutS,
 			signal: ctx.signal,
 			progress: ctx.progress,
 		});
 		return ok(
 			result,
-			result.outcome === "timeout"
-				? "Timed out waiting; the run was not interrupted and keeps going. Call t3_wait again to keep waiting."
-				: undefined,
+			note ??
+				(result.outcome === "timeout"
+					? "Timed out waiting; the run was not interrupted and keeps going. Call t3_wait again to keep waiting."
+					: undefined),
 		);
 	},
 });
