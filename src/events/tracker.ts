@@ -374,7 +374,8 @@ function reportVanished(
 	const project = deps.fleet.project(entry, record.project_id);
 	// A project the machine still lists but the allowlist hides: its threads do not exist for us.
 	const hidden =
-		!project && entry.machine.projects().some((p) => p.id === record.project_id);
+		!project &&
+		entry.machine.projects().some((p) => p.id === record.project_id);
 	const emitted = deps.db.transaction(() => {
 		const fresh = deps.threads.get(threadId);
 		if (fresh?.watched !== 1) return 0;

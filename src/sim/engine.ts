@@ -558,8 +558,7 @@ export function createEngine(deps: {
 
 	function cancelAll(): void {
 		for (const h of handles.values())
-			if (!TERMINAL_RUN_STATUSES.has(h.run.status as string))
-				cancelRun(kit, h);
+			if (!TERMINAL_RUN_STATUSES.has(h.run.status as string)) cancelRun(kit, h);
 		handles.clear();
 	}
 }

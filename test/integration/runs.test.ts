@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { activeWaits } from "../../src/threads/wait.ts";
 import { resumeQueue } from "../../src/threads/queue.ts";
 import { beginOwnDelete } from "../../src/threads/vanish.ts";
+import { activeWaits } from "../../src/threads/wait.ts";
 import {
 	type Delivery,
 	type Receiver,

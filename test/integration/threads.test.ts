@@ -201,7 +201,7 @@ describe("continuations", () => {
 		expect(queued.data.queued).toBe(true);
 		expect(queued.data.run_status).toBe("queued");
 		await callTool(client, "t3_interrupt", { thread_id: busy.data.thread_id });
-		// holdQueue keeps the follow-up queued: it does not start by itself.
+		// The follow-up is the latest run (it starts once the interrupt is done).
 		const t = await callTool<{ latest_run: { id: string; status: string } }>(
 			client,
 			"t3_thread",
