@@ -168,6 +168,11 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		// (Persisting every status change cost a synchronous commit per shell update.)
 		if (!needsProjection) return;
 		const { projection } = await entry.machine.getThread(threadId);
+		// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
+		if (projection.thread.deletedAt) {
+			reportVanished(deps, entry, record);
+			return;
+		}
 		const project = deps.fleet.project(entry, projection.thread.projectId);
 		if (!project) {
 			// Its project left the allowlist: the thread no longer exists for us.
@@ -338,9 +343,13 @@ async function forgetIfGone(
 		return;
 	try {
 		const { projection } = await entry.machine.getThread(record.thread_id);
+		if (projection.thread.deletedAt) {
+			reportVanished(deps, entry, record);
+			return;
+		}
 		// Archived: nothing more will happen to it; stop watching quietly. Otherwise the shell
 		// simply has not listed it yet (a dispatch racing a reconnect): keep watching.
-		if (projection.thread.archivedAt || projection.thread.deletedAt) {
+		if (projection.thread.archivedAt) {
 			deps.threads.setWatched(
 				record.thread_id,
 				false,

@@ -406,11 +406,13 @@ export function createEngine(deps: {
 			case "thread.unarchive":
 				return setApp(thread, { archivedAt: null }, "thread.unarchived");
 			case "thread.delete":
+				// The delete is the command's event; runs still going are cancelled in reaction to it.
+				setApp(thread, { deletedAt: nowIso() }, "thread.deleted");
 				for (const h of threadHandles(thread)) {
 					cancelRun(kit, h);
 					handles.delete(h.run.id);
 				}
-				return setApp(thread, { deletedAt: nowIso() }, "thread.deleted");
+				return store.head();
 			case "queue.resume":
 				holdQueuedRuns(thread, false);
 				startNextQueued(thread);

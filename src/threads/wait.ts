@@ -15,6 +15,7 @@ import {
 	runError,
 	runOutcome,
 } from "../t3/derive.ts";
+import { T3Error } from "../t3/machine-api.ts";
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
@@ -266,6 +267,9 @@ async function evaluate(
 		return null;
 	}
 	const { projection } = await loc.entry.machine.getThread(loc.threadId);
+	// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
+	if (projection.thread.deletedAt)
+		throw new T3Error("NOT_FOUND", `thread ${loc.threadId} was deleted`);
 	const run = dispatch
 		? findRunByMessageId(projection, dispatch.message_id)
 		: latestRun(projection);
