@@ -36,7 +36,13 @@ export function createApp(services: Services): Hono {
 		"*",
 		hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }),
 	);
-	app.use("*", originGuard(server.allowedOrigins));
+	app.use(
+		"*",
+		originGuard({
+			listenHost: server.host,
+			allowedOrigins: server.allowedOrigins,
+		}),
+	);
 	app.get("/healthz", (c) => c.json(healthReport(services)));
 	app.use("/mcp", bearerGuard(server.token));
 	app.use("/mcp", conversationOriginGuard());

@@ -99,14 +99,21 @@ describe("hostGuard", () => {
 });
 
 describe("originGuard", () => {
-	const app = new Hono();
-	app.use(originGuard(["https://claude.ai", "http://localhost:5173"]));
-	app.post("/mcp", (c) => c.json({ ok: true }));
-	const post = (headers: Record<string, string>) =>
-		app.request("http://localhost/mcp", { method: "POST", headers });
+	const appOn = (listenHost: string, allowedOrigins: string[]) => {
+		const app = new Hono();
+		app.use(originGuard({ listenHost, allowedOrigins }));
+		app.post("/mcp", (c) => c.json({ ok: true }));
+		return (headers: Record<string, string>) =>
+			app.request("http://localhost/mcp", { method: "POST", headers });
+	};
+	const listed = ["https://claude.ai", "http://localhost:5173"];
+	// Listening on all interfaces: only the list counts, loopback origins included.
+	const post = appOn("0.0.0.0", listed);
+	const loopback = appOn("127.0.0.1", listed);
 
 	it("lets requests without Origin through", async () => {
 		expect((await post({})).status).toBe(200);
+		expect((await loopback({})).status).toBe(200);
 	});
 
 	it("refuses an unlisted Origin with 403 JSON", async () => {
@@ -128,17 +135,51 @@ describe("originGuard", () => {
 		expect((await post({ Origin: "http://localhost:5173" })).status).toBe(200);
 	});
 
-	it("with an empty list, refuses every Origin", async () => {
-		const strict = new Hono();
-		strict.use(originGuard([]));
-		strict.get("/", (c) => c.text("ok"));
+	it("with an empty list, refuses every Origin off loopback", async () => {
+		const strict = appOn("0.0.0.0", []);
+		expect((await strict({ Origin: "http://localhost:8000" })).status).toBe(
+			403,
+		);
 		expect(
-			(
-				await strict.request("/", {
-					headers: { Origin: "http://localhost:8000" },
-				})
-			).status,
+			(await appOn("192.168.1.5", [])({ Origin: "http://127.0.0.1" })).status,
 		).toBe(403);
+	});
+
+	it("listening on loopback, accepts loopback origins on any port, without CORS headers", async () => {
+		for (const listenHost of ["127.0.0.1", "localhost", "::1"]) {
+			const on = appOn(listenHost, []);
+			for (const origin of [
+				"http://localhost:8000",
+				"http://localhost",
+				"https://LOCALHOST:3000",
+				"http://127.0.0.1:6274",
+				"http://[::1]:8000",
+				"http://localhost.:8000",
+			]) {
+				const res = await on({ Origin: origin });
+				expect(res.status, `${listenHost} ${origin}`).toBe(200);
+				const cors = [...res.headers.keys()].filter((k) =>
+					k.startsWith("access-control-"),
+				);
+				expect(cors).toEqual([]);
+			}
+		}
+	});
+
+	it("listening on loopback, still refuses every other Origin", async () => {
+		for (const origin of [
+			"http://evil.example",
+			"http://localhost.evil.example:8000",
+			"http://127.0.0.1.nip.io",
+			"http://192.168.1.5:8000",
+			"null",
+			"file://localhost",
+			"chrome-extension://localhost",
+			"ws://localhost:8000",
+			"not an origin",
+		]) {
+			expect((await loopback({ Origin: origin })).status, origin).toBe(403);
+		}
 	});
 });
 

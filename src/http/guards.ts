@@ -16,23 +16,50 @@ function normaliseOrigin(origin: string): string | undefined {
 	}
 }
 
+export interface OriginGuardOptions {
+	/** The address the server listens on (`T3CODE_MCP_HOST`). */
+	listenHost: string;
+	/** Accepted origins (`T3CODE_MCP_ALLOWED_ORIGINS`). */
+	allowedOrigins: string[];
+}
+
+/** Whether `origin` is an http(s) origin whose host is a loopback name, any port. */
+function isLoopbackOrigin(origin: string): boolean {
+	try {
+		const url = new URL(origin);
+		if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+		const name = hostName(url.host);
+		return name !== undefined && isLoopback(name);
+	} catch {
+		return false;
+	}
+}
+
 /**
  * Refuses (403) a request carrying an `Origin` header that is not in `allowedOrigins`. Requests
  * without `Origin` (CLI clients, gateways) pass: only browsers send it, and a page on another
- * site must not reach a server on the user's loopback or tailnet.
+ * site must not reach a server on the user's loopback or tailnet. A server listening on
+ * loopback also accepts loopback origins (`http://localhost:5173`, any port): such a page
+ * already runs on this host, and browser MCP clients there need it (MCP conformance scenario
+ * `dns-rebinding-protection`). No CORS headers are added for them.
  *
- * @example app.use(originGuard(["https://claude.ai"]))
+ * @example app.use(originGuard({ listenHost: "127.0.0.1", allowedOrigins: ["https://claude.ai"] }))
  */
-export const originGuard = (allowedOrigins: string[]): MiddlewareHandler => {
+export const originGuard = ({
+	listenHost,
+	allowedOrigins,
+}: OriginGuardOptions): MiddlewareHandler => {
 	const allowed = new Set(
 		allowedOrigins.map((o) => normaliseOrigin(o) ?? o.toLowerCase()),
 	);
+	const loopbackListen = isLoopback(listenHost);
 	return async function originGuard(c, next) {
 		const origin = c.req.header("origin");
 		if (origin !== undefined) {
 			const key = normaliseOrigin(origin) ?? origin.trim().toLowerCase();
-			if (!allowed.has(key))
-				return c.json({ error: "origin not allowed", origin }, 403);
+			const ok =
+				allowed.has(key) || (loopbackListen && isLoopbackOrigin(origin));
+			if (!ok) return c.json({ error: "origin not allowed", origin }, 403);
 		}
 		await next();
 	};
