@@ -401,6 +401,76 @@ describe("sim runs", () => {
 		await thread.waitFor(runEnded(runs[1].id, "completed"));
 	});
 
+	it("marks held queued runs queueHeld from the interrupt on, and clears it on queue.resume", async () => {
+		const { thread, runId, threadId } = await launch("long task");
+		await thread.waitFor(isEvent("run.updated", (p) => p.status === "running"));
+		await dispatch(threadId, "second");
+		const queuedId = (sim.projection(threadId) as Frame).runs[1].id;
+		await interrupt(threadId, runId, { holdQueue: true });
+		// Already in the projection the reply's sequence covers, before the run has ended.
+		expect((sim.projection(threadId) as Frame).runs[1].queueHeld).toBe(true);
+		await thread.waitFor(runEnded(runId, "interrupted"));
+		await dispatch(threadId, "third");
+		expect((sim.projection(threadId) as Frame).runs[2]).toMatchObject({
+			status: "queued",
+			queueHeld: true,
+		});
+		await dispatchCommand(c, "queue.resume", threadId);
+		await thread.waitFor(
+			isEvent("run.updated", (p) => p.id === queuedId && p.queueHeld === false),
+		);
+		await thread.waitFor(runEnded(queuedId, "completed"));
+	});
+
+	it("without queue holding ignores holdQueue and does not know queue.resume", async () => {
+		c.close();
+		await sim.stop();
+		({
+			sim,
+			projectId,
+			client: c,
+		} = await startSimWithClient({
+			stepMs: 2,
+			coalesceMs: 2,
+			queueHolding: false,
+		}));
+		const { thread, runId, threadId } = await launch("long task");
+		await thread.waitFor(isEvent("run.updated", (p) => p.status === "running"));
+		await dispatch(threadId, "second");
+		const queuedId = (sim.projection(threadId) as Frame).runs[1].id;
+		await interrupt(threadId, runId, { holdQueue: true });
+		await thread.waitFor(runEnded(queuedId, "completed"));
+		const resume = await dispatchCommand(c, "queue.resume", threadId);
+		expect(resume._tag).toBe("Failure");
+	});
+
+	it("deleteThread: thread.deleted, then the runs still going are cancelled", async () => {
+		const { thread, runId, threadId } = await launch("long task");
+		await thread.waitFor(isEvent("run.updated", (p) => p.status === "running"));
+		sim.deleteThread(threadId);
+		await thread.waitFor(runEnded(runId, "cancelled"));
+		const deleted = thread.items.findIndex(isEvent("thread.deleted"));
+		const cancelled = thread.items.findIndex(runEnded(runId, "cancelled"));
+		expect(deleted).toBeGreaterThan(-1);
+		expect(deleted).toBeLessThan(cancelled);
+		expect(sim.threadIds()).not.toContain(threadId);
+	});
+
+	it("restart with loseState forgets threads and starts sequences again", async () => {
+		const { threadId } = await launchDone("hello");
+		await sim.restart({ loseState: true });
+		expect(sim.threadIds()).toEqual([]);
+		expect(sim.projection(threadId)).toBeUndefined();
+		c.close();
+		c = await connect(sim);
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
+		const first = await shell.waitFor((i) => i.kind === "snapshot");
+		expect(first.snapshot.threads).toEqual([]);
+		expect(first.snapshot.snapshotSequence).toBe(1);
+	});
+
 	it("replays an accepted commandId instead of running it twice", async () => {
 		const { payload, exit, thread, runId, threadId } = await launch("hello");
 		const replay = await c.call("orchestration.launchThread", {

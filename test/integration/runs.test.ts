@@ -330,6 +330,29 @@ describe("vanished threads", () => {
 		expectMissing(w.data);
 	});
 
+	test("deleted while the connector was down: the catch-up at start reports it once", async () => {
+		let client = await stack.client();
+		const d = await dispatch(client, { prompt: "say hi" });
+		expect((await wait(client, { thread_id: d.thread_id })).data.outcome).toBe(
+			"completed",
+		);
+		await until(() => forThread(d.thread_id).length === 1, 10_000, "event");
+		await settle();
+		await stack.stopServer();
+		stack.sim("demo").deleteThread(d.thread_id);
+		await stack.restartServer();
+		await until(() => forThread(d.thread_id).length === 2, 15_000, "missing");
+		await settle();
+		const events = forThread(d.thread_id);
+		expect(events.map((e) => e.body.type)).toEqual([
+			"thread.completed",
+			"thread.failed",
+		]);
+		expectMissing(events[1]?.body as Record<string, unknown>);
+		client = await stack.client();
+		expectMissing((await wait(client, { thread_id: d.thread_id })).data);
+	});
+
 	test("our own delete is not vanishing: no event, and an open wait says it was deleted", async () => {
 		const client = await stack.client();
 		const d = await dispatch(client, { prompt: "long task" });
