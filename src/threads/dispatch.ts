@@ -286,8 +286,9 @@ async function continueThread(
 		args,
 	);
 	// A continuation keeps the thread's modes unless asked: never raised silently.
+	// Compared with the fresh projection: the shell may lag a mode change made moments ago.
 	for (const command of modeCommands(
-		{ ...thread, id: threadId },
+		{ ...thread, ...projection.thread, id: threadId },
 		args,
 		deps.newId,
 	))

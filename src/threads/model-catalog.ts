@@ -23,15 +23,13 @@ export interface ModelCatalog {
 }
 
 export function createModelCatalog(fleet: Fleet): ModelCatalog {
+	/** A read stays here until invalidated: one that was in flight then serves only its callers. */
 	const cache = new Map<string, Promise<CatalogProvider[]>>();
-	/** Bumped on every invalidation, so a read that started before it is not kept. */
-	const generations = new Map<string, number>();
 	for (const entry of fleet.list()) {
 		const name = entry.config.name;
 		entry.machine.onChange((change) => {
-			if (change.kind !== "state" && change.kind !== "config") return;
-			cache.delete(name);
-			generations.set(name, (generations.get(name) ?? 0) + 1);
+			if (change.kind === "state" || change.kind === "config")
+				cache.delete(name);
 		});
 	}
 	return {
@@ -39,17 +37,11 @@ export function createModelCatalog(fleet: Fleet): ModelCatalog {
 			const name = entry.config.name;
 			const cached = cache.get(name);
 			if (cached) return cached;
-			const generation = generations.get(name) ?? 0;
 			const read = entry.machine.serverConfig().then(decodeCatalog);
 			cache.set(name, read);
-			read.then(
-				() => {
-					if ((generations.get(name) ?? 0) !== generation) cache.delete(name);
-				},
-				() => {
-					if (cache.get(name) === read) cache.delete(name);
-				},
-			);
+			read.catch(() => {
+				if (cache.get(name) === read) cache.delete(name);
+			});
 			return read;
 		},
 	};

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "bun:test";
+import { createFleet } from "../fleet/fleet.ts";
+import type { Machine, ShellChange } from "../t3/machine-api.ts";
+import { createModelCatalog } from "./model-catalog.ts";
+
+/** One machine whose `server.getConfig` answers are released by the test, one by one. */
+function setup() {
+	const listeners = new Set<(change: ShellChange) => void>();
+	const reads: { resolve(config: unknown): void; reject(e: Error): void }[] =
+		[];
+	const machine = {
+		onChange(listener: (change: ShellChange) => void) {
+			listeners.add(listener);
+			return () => listeners.delete(listener);
+		},
+		serverConfig: () =>
+			new Promise((resolve, reject) => reads.push({ resolve, reject })),
+	} as unknown as Machine;
+	const fleet = createFleet(
+		[
+			{
+				name: "m",
+				url: "http://127.0.0.1:1",
+				tokenEnv: "T",
+				token: "t",
+				projects: ["*"],
+				model: null,
+				options: [],
+			},
+		],
+		() => machine,
+	);
+	const entry = fleet.list()[0] as ReturnType<typeof fleet.list>[number];
+	const emit = (change: ShellChange) => {
+		for (const l of listeners) l(change);
+	};
+	const config = (instanceId: string) => ({
+		providers: [{ instanceId, models: [{ slug: "x", name: "X" }] }],
+	});
+	return { catalog: createModelCatalog(fleet), entry, reads, emit, config };
+}
+
+describe("model catalog cache", () => {
+	it("reads once, and again after a config change or a state change", async () => {
+		const { catalog, entry, reads, emit, config } = setup();
+		const first = catalog.providers(entry);
+		expect(catalog.providers(entry)).toBe(first);
+		reads[0]?.resolve(config("a"));
+		expect((await first)[0]?.instanceId).toBe("a");
+		expect(catalog.providers(entry)).toBe(first);
+		expect(reads.length).toBe(1);
+		emit({ kind: "config" });
+		const second = catalog.providers(entry);
+		reads[1]?.resolve(config("b"));
+		expect((await second)[0]?.instanceId).toBe("b");
+		emit({
+			kind: "state",
+			status: {
+				state: "online",
+				reason: null,
+				serverVersion: null,
+				lastEventAt: null,
+			},
+		});
+		void catalog.providers(entry);
+		expect(reads.length).toBe(3);
+	});
+
+	it("does not keep a read that was in flight when the config changed, nor a failed one", async () => {
+		const { catalog, entry, reads, emit, config } = setup();
+		const stale = catalog.providers(entry);
+		emit({ kind: "config" });
+		const fresh = catalog.providers(entry);
+		expect(fresh).not.toBe(stale);
+		reads[0]?.resolve(config("old"));
+		await stale;
+		expect(catalog.providers(entry)).toBe(fresh);
+		reads[1]?.reject(new Error("socket closed"));
+		await expect(fresh).rejects.toThrow("socket closed");
+		const retry = catalog.providers(entry);
+		expect(retry).not.toBe(fresh);
+		reads[2]?.resolve(config("new"));
+		expect((await retry)[0]?.instanceId).toBe("new");
+	});
+});
