@@ -5,6 +5,7 @@
 #
 #   docker build --build-arg VERSION=0.1.0 -t t3code-mcp .
 #   docker buildx build --platform linux/amd64,linux/arm64 -t t3code-mcp .
+# Releases are built by .github/workflows/release.yml and pushed as ghcr.io/t3code-mcp/t3code-mcp.
 
 ARG VERSION=0.1.0
 
@@ -29,10 +30,15 @@ RUN case "$TARGETARCH" in \
 
 FROM gcr.io/distroless/base-nossl-debian12:nonroot
 ARG VERSION
+# The release workflow adds revision, created and the rest through docker/metadata-action.
+# io.modelcontextprotocol.server.name proves to the MCP registry that this image is server.json's.
 LABEL org.opencontainers.image.title="t3code-mcp" \
       org.opencontainers.image.description="MCP server that runs coding threads on remote T3 Code servers" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="MIT"
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.source="https://github.com/t3code-mcp/t3code-mcp" \
+      org.opencontainers.image.url="https://github.com/t3code-mcp/t3code-mcp" \
+      io.modelcontextprotocol.server.name="io.github.t3code-mcp/t3code-mcp"
 # Never strip the binary: the app lives in its .bun section.
 COPY --from=build /out/t3code-mcp /usr/local/bin/t3code-mcp
 COPY --from=build --chown=65532:65532 /out/data /data

@@ -32,7 +32,7 @@ test("service t3code-mcp under profile t3, built from the repository", async () 
 	).toBe(true);
 	expect(text).toContain(
 		// biome-ignore lint/suspicious/noTemplateCurlyInString: compose interpolation, literally
-		"context: https://github.com/<owner>/t3code-mcp.git#${T3CODE_MCP_REF:-main}",
+		"context: https://github.com/t3code-mcp/t3code-mcp.git#${T3CODE_MCP_REF:-main}",
 	);
 	expect(service.build.args.VERSION).toContain("0.1.0");
 });

@@ -1,0 +1,46 @@
+/**
+ * .ci/smoke-binary, the release workflow's check of the linux-x64 binary, run here against the
+ * host build: it passes for the right version and fails, saying why, for a wrong one.
+ */
+import { beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { cleanEnv, ensureBinary, ROOT } from "./helpers.ts";
+
+let binary: string;
+beforeAll(async () => {
+	binary = await ensureBinary();
+}, 120_000);
+
+async function smoke(version: string) {
+	const proc = Bun.spawn(
+		["bash", join(ROOT, ".ci/smoke-binary"), binary, version],
+		{
+			cwd: ROOT,
+			env: cleanEnv({}),
+			stdout: "pipe",
+			stderr: "pipe",
+			timeout: 60_000,
+		},
+	);
+	const [stdout, stderr, code] = await Promise.all([
+		new Response(proc.stdout).text(),
+		new Response(proc.stderr).text(),
+		proc.exited,
+	]);
+	return { stdout, stderr, code };
+}
+
+test("passes for the package version: --version, and demo answers /healthz", async () => {
+	const run = await smoke(pkg.version);
+	expect(run.code, run.stderr).toBe(0);
+	expect(run.stdout).toContain(`${pkg.version}, demo /healthz ok`);
+});
+
+test("fails for another version, naming both", async () => {
+	const run = await smoke("9.9.9");
+	expect(run.code).toBe(1);
+	expect(run.stderr).toContain(
+		`--version printed '${pkg.version}', expected '9.9.9'`,
+	);
+});
