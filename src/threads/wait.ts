@@ -54,6 +54,8 @@ type Settled = Omit<WaitReport, "elapsed_s">;
 export const MESSAGE_CAP = 8_000;
 /** After a failed read, how soon a wait looks again. */
 const RETRY_MS = 2_000;
+/** How long a timeout waits for a first look still in flight (a slow read) before it answers. */
+const FIRST_LOOK_GRACE_MS = 5_000;
 
 export interface WaitOptions {
 	timeoutS: number;
@@ -184,11 +186,16 @@ export async function waitForThreads(
 		}
 
 		const firstLook = Promise.all(located.map((l) => check(l.threadId)));
-		// A timeout reports what already happened: it never ends the wait before the first look.
-		const timer = setTimeout(
-			() => void firstLook.then(() => finish(timeoutResult())),
-			options.timeoutS * 1000,
-		);
+		// A timeout reports what already happened: it lets the first look end (within a bound, so
+		// a frozen machine cannot stretch a short timeout).
+		const timer = setTimeout(() => {
+			void firstLook.then(() => finish(timeoutResult()));
+			const grace = setTimeout(
+				() => finish(timeoutResult()),
+				FIRST_LOOK_GRACE_MS,
+			);
+			cleanups.push(() => clearTimeout(grace));
+		}, options.timeoutS * 1000);
 		cleanups.push(() => clearTimeout(timer));
 
 		for (const signal of [options.signal, deps.shutdown]) {
