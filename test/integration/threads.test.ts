@@ -556,7 +556,9 @@ describe("abandoned waits", () => {
 			"t3_thread",
 			{ thread_id: d.data.thread_id },
 		);
-		expect(["preparing", "starting", "running"]).toContain(t.data.latest_run.status);
+		expect(["preparing", "starting", "running"]).toContain(
+			t.data.latest_run.status,
+		);
 		await callTool(client, "t3_interrupt", { thread_id: d.data.thread_id });
 	});
 });
