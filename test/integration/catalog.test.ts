@@ -7,6 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sim } from "../../src/sim/index.ts";
 import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
 	callTool,
 	type Stack,
 	startStack,
@@ -52,9 +57,12 @@ type Waited = {
 let stack: Stack;
 let sim: Sim;
 let client: Client;
+let receiver: Receiver;
 beforeAll(async () => {
+	receiver = startReceiver();
 	stack = await startStack({
 		machines: [{ name: "demo", sim: { stepMs: 5 } }],
+		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
 	});
 	sim = stack.sim();
 	sim.record(true);
@@ -63,6 +71,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
 	await stack.stop();
+	await receiver.stop();
 });
 
 type Request = { tag: string; payload: Record<string, unknown> };
@@ -381,6 +390,18 @@ describe("t3_answer request_id and dismiss", () => {
 		expect(q.outcome).toBe("question");
 		expect(q.question?.dismissable).toBe(true);
 		const requestId = q.question?.request_id as string;
+		// The webhook's question says so too.
+		const event = () =>
+			receiver.deliveries.find(
+				(e) =>
+					e.body.thread_id === d.data.thread_id &&
+					e.body.type === "thread.question",
+			);
+		await until(() => event() !== undefined, 10_000, "the question event");
+		expect(
+			(event()?.body.question as { dismissable?: boolean } | undefined)
+				?.dismissable,
+		).toBe(true);
 		const a = await callTool(client, "t3_answer", {
 			thread_id: d.data.thread_id,
 			request_id: requestId,
