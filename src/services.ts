@@ -19,6 +19,7 @@ import type { ThreadDeps } from "./threads/deps.ts";
 import { createModelCatalog } from "./threads/model-catalog.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
+import { registerConfigSecrets } from "./util/redact.ts";
 
 export interface Services {
 	version: string;
@@ -55,11 +56,18 @@ export function createServices(
 	options: ServiceOptions,
 ): Services {
 	const { log } = options;
+	// Before anything can log or talk to a machine: from here on every secret is masked.
+	registerConfigSecrets(config);
 	const metrics = createMetrics();
 	const db = openDb(config.server.statePath);
 	const shutdown = new AbortController();
 	const makeMachine =
-		options.machineFactory ?? ((machine) => createMachine(machine, { log }));
+		options.machineFactory ??
+		((machine) =>
+			createMachine(machine, {
+				log,
+				pingTimeoutMs: config.server.pingTimeoutS * 1000,
+			}));
 	const fleet = createFleet(config.machines, (machine) => {
 		metrics.inc(
 			"t3code_mcp_follow_fallbacks_total",

@@ -7,6 +7,7 @@ import { compileProjectMatcher } from "../config/index.ts";
 import type { MachineConfig } from "../config/types.ts";
 import { createT3Http, type FetchLike } from "../t3/http.ts";
 import type { ProjectShell } from "../t3/model.ts";
+import { redact } from "../util/redact.ts";
 
 export interface CheckResult {
 	name: string;
@@ -37,8 +38,9 @@ export interface ProbeOptions {
 	timeoutMs?: number;
 }
 
+/** An error's text, which may quote the server: redacted like all outside text. */
 const message = (err: unknown) =>
-	err instanceof Error ? err.message : String(err);
+	redact(err instanceof Error ? err.message : String(err));
 
 function tokenFix(m: MachineConfig): string {
 	return `on the T3 machine run \`${TOKEN_COMMAND}\`, then \`export ${m.tokenEnv}=<token>\` where t3code-mcp runs (the name comes from token_env in [machines.${m.name}])`;
@@ -86,7 +88,7 @@ export async function probeMachine(
 	let descriptor: Awaited<ReturnType<typeof http.descriptor>>;
 	try {
 		descriptor = await http.descriptor();
-		const version = descriptor.serverVersion ?? "unknown version";
+		const version = redact(descriptor.serverVersion ?? "unknown version");
 		checks.push({
 			name: "reachable",
 			ok: true,
@@ -108,7 +110,7 @@ export async function probeMachine(
 		checks.push({
 			name: "orchestration protocol 2",
 			ok: false,
-			detail: `the server reports ${protocol === undefined ? "no orchestrationProtocolVersion (protocol 1)" : `protocol ${protocol}`}${descriptor.serverVersion ? `, T3 Code ${descriptor.serverVersion}` : ""}`,
+			detail: `the server reports ${protocol === undefined ? "no orchestrationProtocolVersion (protocol 1)" : `protocol ${protocol}`}${descriptor.serverVersion ? `, T3 Code ${redact(descriptor.serverVersion)}` : ""}`,
 			fix: UPGRADE_FIX,
 		});
 		checks.push(tokenCheck);

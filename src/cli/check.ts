@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Env } from "../config/env.ts";
 import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import { maskSecrets, registerConfigSecrets } from "../util/redact.ts";
 import {
 	type CheckResult,
 	type MachineReport,
@@ -134,9 +135,13 @@ export async function runCheck(
 		return EXIT.config;
 	}
 
+	registerConfigSecrets(config);
 	const machines = await Promise.all(
 		config.machines.map((m) => probeMachine(m, deps)),
 	);
+	// Safety net: no detail shows a configured secret, whatever text it quotes.
+	for (const m of machines)
+		for (const c of m.checks) c.detail = maskSecrets(c.detail);
 	const configChecks: CheckResult[] = [
 		{
 			name: "config valid",

@@ -7,6 +7,7 @@ import type { ConfigProblem } from "./config-error.ts";
 import { expectedProblem } from "./config-error.ts";
 import type { LogLevel, ServerSettings } from "./types.ts";
 import {
+	hasUserinfo,
 	isWebhookSecret,
 	parseCommaList,
 	parseHostName,
@@ -97,7 +98,14 @@ export function readServerEnv(
 
 	const hookUrl = envValue(env, "T3CODE_MCP_HOOK_URL");
 	if (hookUrl !== undefined) {
-		if (parseHttpUrl(hookUrl) === undefined) {
+		if (hasUserinfo(hookUrl)) {
+			bad(
+				"T3CODE_MCP_HOOK_URL",
+				"a URL without user:password@ (send a credential with T3CODE_MCP_HOOK_TOKEN)",
+				hookUrl,
+				true,
+			);
+		} else if (parseHttpUrl(hookUrl) === undefined) {
 			bad(
 				"T3CODE_MCP_HOOK_URL",
 				'an http(s) URL like "https://gateway.example/hooks/t3"',
@@ -128,6 +136,14 @@ export function readServerEnv(
 		if (n === undefined)
 			bad("T3CODE_MCP_WAIT_TIMEOUT_S", "an integer 1-3600 (seconds)", wait);
 		else settings.waitTimeoutS = n;
+	}
+
+	const ping = envValue(env, "T3CODE_MCP_PING_TIMEOUT_S");
+	if (ping !== undefined) {
+		const n = parseIntIn(ping, 1, 300);
+		if (n === undefined)
+			bad("T3CODE_MCP_PING_TIMEOUT_S", "an integer 1-300 (seconds)", ping);
+		else settings.pingTimeoutS = n;
 	}
 
 	const level = envValue(env, "T3CODE_MCP_LOG_LEVEL");

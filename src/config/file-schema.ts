@@ -10,7 +10,12 @@ import {
 	keyPath,
 } from "./config-error.ts";
 import { patternProblem } from "./fnmatch.ts";
-import { parseHostName, parseHttpOrigin, parseHttpUrl } from "./values.ts";
+import {
+	hasUserinfo,
+	parseHostName,
+	parseHttpOrigin,
+	parseHttpUrl,
+} from "./values.ts";
 
 export const EXPECT = {
 	host: 'an address to listen on like "127.0.0.1" or "0.0.0.0"',
@@ -22,6 +27,7 @@ export const EXPECT = {
 	allowedOrigin: 'an http(s) origin like "https://claude.ai"',
 	hookUrl: 'an http(s) URL like "https://gateway.example/hooks/t3"',
 	waitTimeout: "an integer 1-3600 (seconds)",
+	pingTimeout: "an integer 1-300 (seconds)",
 	logLevel: 'one of "debug", "info", "warn", "error"',
 	server: "a table of server settings",
 	machines: "a table of [machines.<name>] tables",
@@ -39,6 +45,10 @@ export const EXPECT = {
 	options: 'a table of option values like { effort = "high" }',
 	optionId: "a non-empty option id",
 	optionValue: "a string or boolean",
+	hookUrlUserinfo:
+		"a URL without user:password@ (send a credential with the T3CODE_MCP_HOOK_TOKEN environment variable)",
+	urlUserinfo:
+		"an origin without user:password@ (the token goes in the environment variable named by token_env)",
 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -81,10 +91,12 @@ const serverSchema = z.strictObject(
 				),
 			{ error: EXPECT.allowedOrigins },
 		),
-		hook_url: z
-			.string({ error: EXPECT.hookUrl })
-			.transform((s, ctx) => parseHttpUrl(s) ?? fail(ctx, s, EXPECT.hookUrl)),
+		hook_url: z.string({ error: EXPECT.hookUrl }).transform((s, ctx) => {
+			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.hookUrlUserinfo);
+			return parseHttpUrl(s) ?? fail(ctx, s, EXPECT.hookUrl);
+		}),
 		wait_timeout_s: int(1, 3600, EXPECT.waitTimeout),
+		ping_timeout_s: int(1, 300, EXPECT.pingTimeout),
 		log_level: z.enum(["debug", "info", "warn", "error"], {
 			error: EXPECT.logLevel,
 		}),
@@ -95,6 +107,7 @@ const serverSchema = z.strictObject(
 const machineSchema = z.strictObject(
 	{
 		url: z.string({ error: EXPECT.url }).transform((s, ctx) => {
+			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.urlUserinfo);
 			const parsed = parseHttpOrigin(s);
 			if (parsed !== undefined) return parsed;
 			// Tell "a path was given" apart from "not an http(s) URL at all".
@@ -169,6 +182,12 @@ function fail(ctx: z.RefinementCtx, input: string, expected: string): never {
 	return z.NEVER;
 }
 
+/** A URL with a credential in it: refused without repeating the value (validateFile). */
+function refuseUserinfo(ctx: z.RefinementCtx, expected: string): never {
+	ctx.addIssue({ code: "custom", message: expected, params: { secret: true } });
+	return z.NEVER;
+}
+
 /** Known keys per table, for "unknown key" messages. */
 const KNOWN_KEYS = {
 	root: Object.keys(fileSchema.shape),
@@ -206,8 +225,11 @@ export function validateFile(
 			const value = valueAt(raw, issue.path);
 			const key = keyPath(issue.path);
 			const detail = issue.code === "custom" ? issue.params?.detail : undefined;
-			// hook_url may embed a credential (many webhook URLs do): never echoed.
-			const secret = key === "server.hook_url";
+			// hook_url may embed a credential (many webhook URLs do), and any URL with userinfo
+			// does: never echoed.
+			const secret =
+				key === "server.hook_url" ||
+				(issue.code === "custom" && issue.params?.secret === true);
 			const p = expectedProblem(file, key, issue.message, value, { secret });
 			add(
 				typeof detail === "string"

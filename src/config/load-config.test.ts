@@ -59,7 +59,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in [server]", async () => {
 		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
-			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, log_level",
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level",
 		);
 	});
 
@@ -86,6 +86,53 @@ describe("bad config files: the exact message", () => {
 		expect(await errorOf(MAC.replace(":3773", ":3773/?"))).toBe(
 			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/?"',
 		);
+	});
+
+	it("urls with user:password@ are refused without echoing them", async () => {
+		const machine = await errorOf(
+			MAC.replace("http://", "http://alice:s3cr3t-pw@"),
+		);
+		expect(machine).toBe(
+			"t3code.toml: machines.mac.url: expected an origin without user:password@ (the token goes in the environment variable named by token_env)",
+		);
+		const hook = await errorOf(
+			`[server]\nhook_url = "https://bob:hunter2-pw@hooks.example/in"\n${MAC}`,
+		);
+		expect(hook).toBe(
+			"t3code.toml: server.hook_url: expected a URL without user:password@ (send a credential with the T3CODE_MCP_HOOK_TOKEN environment variable)",
+		);
+		const env = await errorOf(MAC, {
+			T3CODE_MCP_HOOK_URL: "https://bob:hunter2-pw@hooks.example/in",
+		});
+		expect(env).toBe(
+			"T3CODE_MCP_HOOK_URL: expected a URL without user:password@ (send a credential with T3CODE_MCP_HOOK_TOKEN)",
+		);
+		for (const m of [machine, hook, env]) {
+			expect(m).not.toContain("pw");
+			expect(m).not.toContain("alice");
+			expect(m).not.toContain("bob");
+		}
+	});
+
+	it("ping_timeout_s: file and env, 1-300 seconds", async () => {
+		expect(await errorOf(`[server]\nping_timeout_s = 0\n${MAC}`)).toBe(
+			"t3code.toml: server.ping_timeout_s: expected an integer 1-300 (seconds), got 0",
+		);
+		expect(await errorOf(MAC, { T3CODE_MCP_PING_TIMEOUT_S: "2.5" })).toBe(
+			'T3CODE_MCP_PING_TIMEOUT_S: expected an integer 1-300 (seconds), got "2.5"',
+		);
+		expect(
+			(await load(`[server]\nping_timeout_s = 4\n${MAC}`)).config.server
+				.pingTimeoutS,
+		).toBe(4);
+		expect(
+			(
+				await load(`[server]\nping_timeout_s = 4\n${MAC}`, {
+					T3CODE_MCP_PING_TIMEOUT_S: "2",
+				})
+			).config.server.pingTimeoutS,
+		).toBe(2);
+		expect((await load(MAC)).config.server.pingTimeoutS).toBe(10);
 	});
 
 	it("missing token_env", async () => {
@@ -211,7 +258,7 @@ log_level = "loud"
 				"t3code.toml: server.state: expected a file path for the sqlite state, got a datetime (2024-01-01T00:00:00Z)",
 				't3code.toml: server.allowed_hosts[1]: expected a host name without port, like "t3code-mcp", got "mcp:8000"',
 				't3code.toml: server.allowed_origins: expected an array of origins like ["https://claude.ai"], got "https://claude.ai"',
-				't3code.toml: server.hook_url: expected an http(s) URL like "https://gateway.example/hooks/t3"',
+				"t3code.toml: server.hook_url: expected a URL without user:password@ (send a credential with the T3CODE_MCP_HOOK_TOKEN environment variable)",
 				"t3code.toml: server.wait_timeout_s: expected an integer 1-3600 (seconds), got 0",
 				't3code.toml: server.log_level: expected one of "debug", "info", "warn", "error", got "loud"',
 			].join("\n"),
@@ -318,6 +365,7 @@ projects = ["/srv/*", "web"]
 				hookToken: undefined,
 				hookSecret: undefined,
 				waitTimeoutS: 600,
+				pingTimeoutS: 10,
 				logLevel: "info",
 			},
 			machines: [
@@ -381,6 +429,7 @@ log_level = "debug"
 			hookToken: undefined,
 			hookSecret: undefined,
 			waitTimeoutS: 3600,
+			pingTimeoutS: 10,
 			logLevel: "debug",
 		});
 		expect(configWarnings(config)).toContain(
@@ -426,6 +475,7 @@ log_level = "warn"
 			hookToken: "hooktok",
 			hookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			waitTimeoutS: 45,
+			pingTimeoutS: 10,
 			logLevel: "error",
 		});
 	});

@@ -24,6 +24,7 @@ const DEFAULTS = {
 	host: "127.0.0.1",
 	port: 8000,
 	waitTimeoutS: 600,
+	pingTimeoutS: 10,
 	logLevel: "info",
 } as const;
 
@@ -85,6 +86,7 @@ export async function loadConfig(
 		hookToken: es.hookToken,
 		hookSecret: es.hookSecret,
 		waitTimeoutS: es.waitTimeoutS ?? fs.wait_timeout_s ?? DEFAULTS.waitTimeoutS,
+		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 	};
 

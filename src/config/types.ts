@@ -30,6 +30,8 @@ export interface ServerSettings {
 	hookToken: string | undefined;
 	hookSecret: string | undefined;
 	waitTimeoutS: number;
+	/** Silence on a machine's socket after which it is offline; pings go every third of it. */
+	pingTimeoutS: number;
 	logLevel: LogLevel;
 }
 

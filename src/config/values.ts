@@ -54,9 +54,25 @@ export function parseHttpOrigin(text: string): string | undefined {
 	return url.origin;
 }
 
-/** Any http(s) URL (paths and queries allowed), returned as written. */
+/** Any http(s) URL (paths and queries allowed) without userinfo, returned as written. */
 export function parseHttpUrl(text: string): string | undefined {
-	return parseUrl(text) === undefined ? undefined : text;
+	const url = parseUrl(text);
+	if (url === undefined || url.username !== "" || url.password !== "")
+		return undefined;
+	return text;
+}
+
+/**
+ * Whether the text is a URL carrying `user[:password]@` (a credential in plain sight): such
+ * URLs are refused with a message of their own that never repeats the value.
+ */
+export function hasUserinfo(text: string): boolean {
+	try {
+		const url = new URL(text.trim());
+		return url.username !== "" || url.password !== "";
+	} catch {
+		return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text.trim());
+	}
 }
 
 /** "a, b,,c " → ["a", "b", "c"]. */

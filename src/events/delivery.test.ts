@@ -99,7 +99,7 @@ describe("delivery", () => {
 		expect(receiver.attempts()).toBe(4);
 		const [row] = outbox.forThread("th1");
 		expect(row?.status).toBe("dead");
-		expect(row?.last_error).toBe("HTTP 503");
+		expect(row?.last_error).toBe("HTTP 503: no");
 		await advance(3_600_000);
 		expect(receiver.attempts()).toBe(4);
 	});

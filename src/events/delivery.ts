@@ -8,6 +8,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { EventRow, Outbox } from "../store/outbox.ts";
 import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
+import { redact } from "../util/redact.ts";
 import { parseRetryAfter, retryDelayMs } from "./retry.ts";
 import { signWebhook } from "./signature.ts";
 
@@ -43,6 +44,32 @@ export interface DeliveryWorker {
 }
 
 const COMPACT_EVERY_MS = 3600_000;
+/** How much of a refusal's body is read: enough for a reason, never a whole error page. */
+const SNIPPET_BYTES = 1024;
+
+/** The start of a reply's body as one line of text, or "" when it has none or cannot be read. */
+async function replySnippet(response: Response): Promise<string> {
+	const reader = response.body?.getReader();
+	if (!reader) return "";
+	const chunks: Uint8Array[] = [];
+	let size = 0;
+	try {
+		while (size < SNIPPET_BYTES) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			chunks.push(value);
+			size += value.byteLength;
+		}
+	} catch {
+		// A body cut off mid-way: keep what arrived.
+	} finally {
+		await reader.cancel().catch(() => {});
+	}
+	const text = new TextDecoder().decode(
+		Buffer.concat(chunks).subarray(0, SNIPPET_BYTES),
+	);
+	return text.replace(/\s+/g, " ").trim();
+}
 const BOOKKEEPING_PAUSE_MS = 5_000;
 
 export function createDeliveryWorker(
@@ -148,13 +175,17 @@ export function createDeliveryWorker(
 				response.headers.get("retry-after"),
 				deps.clock.now(),
 			);
+			const said =
+				status >= 200 && status < 300 ? "" : await replySnippet(response);
 			await response.body?.cancel().catch(() => {});
-			error = `HTTP ${status}`;
+			// The receiver's words help the operator (a 400 saying why), once made safe to show.
+			error = redact(said ? `HTTP ${status}: ${said}` : `HTTP ${status}`);
 		} catch (cause) {
-			error =
+			error = redact(
 				cause instanceof Error
 					? `${cause.name}: ${cause.message}`
-					: String(cause);
+					: String(cause),
+			);
 		}
 		const now = deps.clock.now();
 		if (status >= 200 && status < 300) {

@@ -9,8 +9,13 @@ import { badInitialize, type JsonRpcError } from "../mcp/initialize-check.ts";
 import { buildServer } from "../mcp/server.ts";
 import type { Services } from "../services.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
-import { bearerGuard, hostGuard, originGuard } from "./guards.ts";
-import { healthReport, metricsText } from "./health.ts";
+import {
+	bearerGuard,
+	bearerMatcher,
+	hostGuard,
+	originGuard,
+} from "./guards.ts";
+import { healthReport, metricsText, publicHealth } from "./health.ts";
 
 /** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
 const KEEP_ALIVE_MS = 5_000;
@@ -31,7 +36,9 @@ export function createApp(services: Services): Hono {
 		return c.json({ error: "internal error" }, 500);
 	});
 	// DNS-rebinding and browser checks apply to every route; the bearer only to /mcp and
-	// /metrics, so `healthcheck` and container probes need no secret.
+	// /metrics, so `healthcheck` and container probes need no secret. Without the bearer,
+	// /healthz says only that the process serves: machine names, reasons and delivery
+	// errors are for the operator.
 	app.use(
 		"*",
 		hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }),
@@ -43,7 +50,14 @@ export function createApp(services: Services): Hono {
 			allowedOrigins: server.allowedOrigins,
 		}),
 	);
-	app.get("/healthz", (c) => c.json(healthReport(services)));
+	const bearerMatches = bearerMatcher(server.token);
+	app.get("/healthz", async (c) =>
+		c.json(
+			(await bearerMatches(c.req.header("authorization")))
+				? healthReport(services)
+				: publicHealth(services),
+		),
+	);
 	app.use("/mcp", bearerGuard(server.token));
 	app.use("/mcp", conversationOriginGuard());
 	app.use("/metrics", bearerGuard(server.token));

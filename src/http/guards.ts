@@ -106,28 +106,38 @@ const sha256 = async (s: string) =>
 	new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s)));
 
 /**
+ * Whether an `Authorization` header carries `Bearer <token>`; always true when no token is set.
+ * The comparison hashes both sides first, so its time depends on neither length nor content.
+ */
+export const bearerMatcher = (
+	token: string | undefined,
+): ((authorization: string | undefined) => Promise<boolean>) => {
+	const expected =
+		token === undefined || token === "" ? undefined : sha256(token);
+	return async function bearerMatches(authorization) {
+		if (expected === undefined) return true;
+		const match = /^Bearer[ \t]+(.*?)[ \t]*$/i.exec(authorization ?? "");
+		const given = await sha256(match?.[1] ?? "");
+		const want = await expected;
+		let diff = match === null ? 1 : 0;
+		for (let i = 0; i < want.length; i++)
+			diff |= (want[i] ?? 0) ^ (given[i] ?? 0);
+		return diff === 0;
+	};
+};
+
+/**
  * When `token` is set, requires `Authorization: Bearer <token>`; otherwise a bare 401
  * `{error: "unauthorized"}`. Deliberately no `WWW-Authenticate` header: MCP clients (Claude
  * Code) start OAuth discovery when one is advertised and then ignore the static bearer.
- * The comparison hashes both sides first, so its time depends on neither length nor content.
  *
  * @example app.use("/mcp", bearerGuard(config.server.token))
  */
 export const bearerGuard = (token: string | undefined): MiddlewareHandler => {
-	const expected =
-		token === undefined || token === "" ? undefined : sha256(token);
+	const matches = bearerMatcher(token);
 	return async function bearerGuard(c, next) {
-		if (expected !== undefined) {
-			const match = /^Bearer[ \t]+(.*?)[ \t]*$/i.exec(
-				c.req.header("authorization") ?? "",
-			);
-			const given = await sha256(match?.[1] ?? "");
-			const want = await expected;
-			let diff = match === null ? 1 : 0;
-			for (let i = 0; i < want.length; i++)
-				diff |= (want[i] ?? 0) ^ (given[i] ?? 0);
-			if (diff !== 0) return c.json({ error: "unauthorized" }, 401);
-		}
+		if (!(await matches(c.req.header("authorization"))))
+			return c.json({ error: "unauthorized" }, 401);
 		await next();
 	};
 };

@@ -2,6 +2,13 @@
 import type { Services } from "../services.ts";
 import { outboxStats } from "../store/outbox-stats.ts";
 import { activeWaits } from "../threads/wait.ts";
+import { redact } from "../util/redact.ts";
+
+/** What anyone who can reach `/healthz` sees when `T3CODE_MCP_TOKEN` is set and not sent. */
+export function publicHealth(services: Services) {
+	const report = healthReport(services);
+	return { status: report.status, version: report.version };
+}
 
 export function healthReport(services: Services) {
 	const machines: Record<
@@ -12,7 +19,7 @@ export function healthReport(services: Services) {
 		const status = entry.machine.status();
 		machines[entry.config.name] = {
 			state: status.state,
-			...(status.reason ? { reason: status.reason } : {}),
+			...(status.reason ? { reason: redact(status.reason) } : {}),
 			...(status.lastEventAt
 				? { last_event_at: new Date(status.lastEventAt).toISOString() }
 				: {}),
@@ -32,7 +39,8 @@ export function healthReport(services: Services) {
 			pending: stats.pending,
 			oldest_pending_s: stats.oldestPendingS,
 			dead: stats.dead,
-			...(lastError ? { last_error: lastError } : {}),
+			// Rows written before redaction existed are made safe here too.
+			...(lastError ? { last_error: redact(lastError) } : {}),
 		},
 		hook: services.config.server.hookUrl ? "configured" : "not configured",
 		...(storageError

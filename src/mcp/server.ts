@@ -9,6 +9,7 @@ import { T3Error } from "../t3/machine-api.ts";
 import { ThreadError } from "../threads/errors.ts";
 import { tools } from "../tools/index.ts";
 import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
+import { maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { ToolFailure, toolError } from "./result.ts";
 
@@ -69,9 +70,14 @@ function register(
 				return result;
 			} catch (error) {
 				done("error");
-				if (error instanceof ToolFailure || error instanceof ThreadError)
-					return toolError(error.message);
-				if (error instanceof T3Error) return toolError(error.message);
+				// These messages may quote a T3 server (already redacted where it was captured);
+				// masking again here keeps a future call site from leaking a secret.
+				if (
+					error instanceof ToolFailure ||
+					error instanceof ThreadError ||
+					error instanceof T3Error
+				)
+					return toolError(maskSecrets(error.message));
 				if (isStorageError(error)) {
 					services.log.error("state database write failed", {
 						tool: tool.name,

@@ -3,6 +3,8 @@
  * OBSERVED.md §5.6–§5.7): run outcome, final answer, failure text, the pending question or
  * approval, and a run's timeline. Pure functions; used by the MCP tools and by events.
  */
+
+import { redact } from "../util/redact.ts";
 import type {
 	PendingRuntimeRequest,
 	Run,
@@ -83,7 +85,10 @@ export function finalAssistantMessage(
 	return final ? final.text : null;
 }
 
-/** The failure text of a run: its `error` turn items, else the shell's `lastError`. */
+/**
+ * The failure text of a run: its `error` turn items, else the shell's `lastError`. It comes from
+ * the provider or T3 (it may quote a credential), so it is redacted and capped like all outside text.
+ */
 export function runError(
 	projection: ThreadProjection,
 	runId: string,
@@ -94,11 +99,11 @@ export function runError(
 	);
 	for (const item of errors.reverse()) {
 		const text = item.failure?.message ?? item.message ?? item.title;
-		if (typeof text === "string" && text.length > 0) return text;
+		if (typeof text === "string" && text.length > 0) return redact(text);
 	}
 	const lastError = shell?.lastError ?? projection.thread.lastError;
 	return typeof lastError === "string" && lastError.length > 0
-		? lastError
+		? redact(lastError)
 		: null;
 }
 

@@ -3,6 +3,7 @@
  * (src/t3) implements it; tools, waits and events depend only on this shape, never on
  * sockets or frames. It knows nothing about MCP.
  */
+import { redact } from "../util/redact.ts";
 import type {
 	LaunchThreadResult,
 	ProjectShell,
@@ -63,6 +64,10 @@ export type T3ErrorCode =
 	| "DEFECT"
 	| "DISCONNECTED";
 
+/**
+ * A failure talking to T3. Its message often quotes the server (an error body, a close reason),
+ * so it is redacted on construction: whoever shows or logs it gets a safe text.
+ */
 export class T3Error extends Error {
 	override readonly name = "T3Error";
 	constructor(
@@ -79,7 +84,7 @@ export class T3Error extends Error {
 			retried?: boolean;
 		},
 	) {
-		super(message);
+		super(redact(message));
 	}
 }
 

@@ -6,6 +6,7 @@
  */
 import type { MachineConfig } from "../config/types.ts";
 import type { Logger } from "../util/log.ts";
+import { redact } from "../util/redact.ts";
 import {
 	compactThreadShell,
 	createUnknownKindReporter,
@@ -39,7 +40,13 @@ export interface MachineDeps {
 	now?: () => number;
 	random?: () => number;
 	backoff?: { initialMs: number; maxMs: number; resetAfterMs: number };
-	/** Heartbeat of the shell socket (rpc-client.ts). */
+	/**
+	 * Silence on the socket after which the machine is offline (`T3CODE_MCP_PING_TIMEOUT_S`,
+	 * default 10 s); pings go every third of it. Also the longest a tool call waits for an
+	 * offline machine, or for a read from a machine that is not online.
+	 */
+	pingTimeoutMs?: number;
+	/** Heartbeat of the shell socket (rpc-client.ts); default from `pingTimeoutMs`. */
 	pingIntervalMs?: number;
 	pongTimeoutMs?: number;
 	httpTimeoutMs?: number;
@@ -77,6 +84,7 @@ export function createMachine(
 	const commandRetryMs = deps.commandRetryMs ?? 30_000;
 	const requestTimeoutMs = deps.requestTimeoutMs ?? 15_000;
 	const syncTimeoutMs = deps.syncTimeoutMs ?? 30_000;
+	const pingTimeoutMs = deps.pingTimeoutMs ?? deps.pongTimeoutMs ?? 10_000;
 	const base = config.url.replace(/\/+$/, "");
 	const label = `T3 machine "${config.name}" (${base})`;
 	const http = createT3Http({
@@ -110,6 +118,8 @@ export function createMachine(
 	let onlineSince: number | null = null;
 	let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
 	let syncTimer: ReturnType<typeof setTimeout> | undefined;
+	/** The last connection was declared dead for silence: the server is stopped or cut off. */
+	let silentDrop = false;
 
 	function emit(change: ShellChange): void {
 		for (const listener of [...listeners]) {
@@ -121,10 +131,15 @@ export function createMachine(
 		}
 	}
 
-	function setState(state: MachineState, reason: string | null): void {
+	function setState(state: MachineState, raw: string | null): void {
+		// Reasons quote servers and proxies (close reasons, error bodies): shown and logged as is.
+		const reason = raw === null ? null : redact(raw);
 		if (status.state === state && status.reason === reason) return;
 		status = { ...status, state, reason };
-		if (state === "online") onlineSince = now();
+		if (state === "online") {
+			onlineSince = now();
+			silentDrop = false;
+		}
 		log.info("machine state", { state, reason });
 		emit({ kind: "state", status: { ...status } });
 		for (const wake of [...stateWaiters]) wake();
@@ -180,7 +195,8 @@ export function createMachine(
 		}, delayMs);
 	}
 
-	function dropConnection(reason: string): void {
+	function dropConnection(reason: string, silent = false): void {
+		silentDrop = silent;
 		if (syncTimer) clearTimeout(syncTimer);
 		syncTimer = undefined;
 		const client = rpc;
@@ -204,7 +220,13 @@ export function createMachine(
 		try {
 			const descriptor = await http.descriptor();
 			if (stale()) return;
-			status = { ...status, serverVersion: descriptor.serverVersion ?? null };
+			status = {
+				...status,
+				serverVersion:
+					descriptor.serverVersion === undefined
+						? null
+						: redact(descriptor.serverVersion),
+			};
 			const version = descriptor.orchestrationProtocolVersion;
 			if (version !== 2 && !(version === undefined && deps.assumeProtocol2)) {
 				const reported = descriptor.serverVersion ?? "an unknown version";
@@ -253,12 +275,8 @@ export function createMachine(
 				url: wsUrl,
 				log,
 				...(deps.WebSocket ? { WebSocket: deps.WebSocket } : {}),
-				...(deps.pingIntervalMs !== undefined
-					? { pingIntervalMs: deps.pingIntervalMs }
-					: {}),
-				...(deps.pongTimeoutMs !== undefined
-					? { pongTimeoutMs: deps.pongTimeoutMs }
-					: {}),
+				pingIntervalMs: deps.pingIntervalMs ?? Math.round(pingTimeoutMs / 3),
+				pongTimeoutMs: deps.pongTimeoutMs ?? pingTimeoutMs,
 				now,
 			});
 			if (stale()) {
@@ -266,8 +284,8 @@ export function createMachine(
 				return;
 			}
 			rpc = client;
-			client.onClose((reason) => {
-				if (rpc === client) dropConnection(reason);
+			client.onClose((reason, silent) => {
+				if (rpc === client) dropConnection(reason, silent);
 			});
 			subscribe(client);
 			watchConfig(client);
@@ -415,21 +433,64 @@ export function createMachine(
 		}
 	}
 
-	/** The socket to send a command on, once the machine is online (waiting until `deadline`). */
+	function notOnline(): T3Error {
+		return new T3Error(
+			"UNREACHABLE",
+			status.reason ?? `${label} is not online`,
+		);
+	}
+
+	/**
+	 * The socket to send a command on, once the machine is online. A machine that is down gets
+	 * at most one ping timeout to come back (a blip or a restart does), and none after it went
+	 * silent (a stopped server would only hang the caller): the caller hears its state instead.
+	 */
 	async function onlineClient(deadline: number): Promise<RpcClient> {
+		const waitUntil = Math.min(deadline, now() + pingTimeoutMs);
 		for (;;) {
 			const terminal = terminalError();
 			if (terminal) throw terminal;
 			if (status.state === "online" && rpc?.isOpen()) return rpc;
-			const remaining = deadline - now();
-			if (remaining <= 0) {
-				throw new T3Error(
-					"UNREACHABLE",
-					status.reason ?? `${label} is not online`,
-				);
-			}
+			const remaining = waitUntil - now();
+			if (remaining <= 0 || silentDrop) throw notOnline();
 			await nextState(remaining);
 		}
+	}
+
+	/**
+	 * An HTTP read that gives up with the machine's state when the machine goes down meanwhile;
+	 * when it is not online to begin with, after one ping timeout, or at once when it went
+	 * silent: a stopped server accepts the connection and then never answers.
+	 */
+	function whileReachable<T>(work: Promise<T>): Promise<T> {
+		return new Promise<T>((resolve, reject) => {
+			let timer: ReturnType<typeof setTimeout> | undefined;
+			const done = () => {
+				if (timer) clearTimeout(timer);
+				stateWaiters.delete(wake);
+			};
+			const wake = () => {
+				if (status.state === "online") return;
+				done();
+				reject(notOnline());
+			};
+			if (status.state === "online") stateWaiters.add(wake);
+			else if (silentDrop) {
+				work.catch(() => {}); // abandoned: its own timeout ends it
+				reject(notOnline());
+				return;
+			} else timer = setTimeout(wake, pingTimeoutMs);
+			work.then(
+				(value) => {
+					done();
+					resolve(value);
+				},
+				(error) => {
+					done();
+					reject(error);
+				},
+			);
+		});
 	}
 
 	/** Send one command, re-sending the identical payload after transport failures (§6.1). */
@@ -524,7 +585,7 @@ export function createMachine(
 			client?.close();
 			setState("offline", `${label} is stopped`);
 		},
-		getThread: (threadId) => http.thread(threadId),
+		getThread: (threadId) => whileReachable(http.thread(threadId)),
 		openStream(tag, payload, onItem, onEnd) {
 			const client = rpc;
 			if (status.state !== "online" || !client?.isOpen()) return null;

@@ -160,7 +160,11 @@ describe("rpc-client", () => {
 		});
 		const c = await client(p.url, { pingIntervalMs: 20, pongTimeoutMs: 100 });
 		const reasons: string[] = [];
-		c.onClose((r) => reasons.push(r));
+		const silent: boolean[] = [];
+		c.onClose((r, s) => {
+			reasons.push(r);
+			silent.push(s);
+		});
 		await until(
 			() => p.received.filter((f) => f._tag === "Ping").length >= 3,
 			2_000,
@@ -169,7 +173,8 @@ describe("rpc-client", () => {
 		expect(c.isOpen()).toBe(true);
 		answerPings = false;
 		await until(() => reasons.length === 1, 2_000, "dead socket");
-		expect(reasons[0]).toContain("no answer to ping");
+		expect(reasons[0]).toContain("no answer to ping for 100 ms");
+		expect(silent).toEqual([true]);
 		expect(c.isOpen()).toBe(false);
 	});
 

@@ -55,8 +55,11 @@ export interface RpcClient {
 		onItem: (value: unknown) => void,
 		onEnd?: (end: StreamEnd) => void,
 	): RpcStream;
-	/** Called once when the connection is gone (closed by either side or declared dead). */
-	onClose(listener: (reason: string) => void): () => void;
+	/**
+	 * Called once when the connection is gone (closed by either side or declared dead);
+	 * `silent` when it was declared dead because the server sent nothing for `pongTimeoutMs`.
+	 */
+	onClose(listener: (reason: string, silent: boolean) => void): () => void;
 	close(): void;
 	isOpen(): boolean;
 }
@@ -160,9 +163,10 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 		let nextId = 1;
 		let lastInboundAt = now();
 		let heartbeat: ReturnType<typeof setInterval> | undefined;
+		let watchdog: ReturnType<typeof setTimeout> | undefined;
 		const pending = new Map<string, Pending>();
 		const streams = new Map<string, StreamEntry>();
-		const closeListeners = new Set<(reason: string) => void>();
+		const closeListeners = new Set<(reason: string, silent: boolean) => void>();
 
 		const connectTimer = setTimeout(() => {
 			if (opened || closed) return;
@@ -176,11 +180,12 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 			return true;
 		}
 
-		function shutdown(reason: string, hard = false): void {
+		function shutdown(reason: string, hard = false, silent = false): void {
 			if (closed) return;
 			closed = true;
 			clearTimeout(connectTimer);
 			if (heartbeat) clearInterval(heartbeat);
+			if (watchdog) clearTimeout(watchdog);
 			ws.removeEventListener("message", onMessage);
 			try {
 				const terminate = (ws as WebSocket & { terminate?: () => void })
@@ -209,7 +214,7 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 			for (const s of ended)
 				safely(() => s.onEnd?.({ ok: false, kind: "disconnected", reason }));
 			for (const listener of [...closeListeners])
-				safely(() => listener(reason));
+				safely(() => listener(reason, silent));
 			closeListeners.clear();
 		}
 
@@ -274,21 +279,31 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 			}
 		}
 
+		/**
+		 * Declares the socket dead once the server has sent nothing for `pongTimeoutMs` (a stopped
+		 * process keeps its socket open). One timer, re-armed for the remaining time when it fires,
+		 * so detection is on time without a timer reset per frame.
+		 */
+		function watchSilence(delayMs: number): void {
+			watchdog = setTimeout(() => {
+				if (closed) return;
+				const silentMs = now() - lastInboundAt;
+				if (silentMs < pongTimeoutMs) {
+					watchSilence(pongTimeoutMs - silentMs);
+					return;
+				}
+				log.warn("websocket heartbeat timed out", { silentMs });
+				shutdown(`no answer to ping for ${pongTimeoutMs} ms`, true, true);
+			}, delayMs);
+		}
+
 		ws.addEventListener("open", () => {
 			if (closed) return;
 			opened = true;
 			clearTimeout(connectTimer);
 			lastInboundAt = now();
-			heartbeat = setInterval(() => {
-				if (now() - lastInboundAt > pongTimeoutMs) {
-					log.warn("websocket heartbeat timed out", {
-						silentMs: now() - lastInboundAt,
-					});
-					shutdown(`no answer to ping for ${pongTimeoutMs} ms`, true);
-					return;
-				}
-				send(encodePing());
-			}, pingIntervalMs);
+			heartbeat = setInterval(() => send(encodePing()), pingIntervalMs);
+			watchSilence(pongTimeoutMs);
 			resolveOpen(client);
 		});
 		ws.addEventListener("message", onMessage);
@@ -346,7 +361,7 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 			},
 			onClose(listener) {
 				if (closed) {
-					queueMicrotask(() => listener("closed"));
+					queueMicrotask(() => listener("closed", false));
 					return () => {};
 				}
 				closeListeners.add(listener);

@@ -1,9 +1,10 @@
 /**
  * Structured JSON logs, one line per entry on stderr. Fields whose key looks like a secret
- * (token, secret, authorization, ticket) are replaced before writing, so a careless call
- * site cannot leak a credential.
+ * (token, secret, authorization, ticket) are replaced before writing, and every string is
+ * redacted (redact.ts), so a careless call site cannot leak a credential.
  */
 import type { LogLevel } from "../config/types.ts";
+import { redact } from "./redact.ts";
 
 export interface Logger {
 	debug(msg: string, fields?: Record<string, unknown>): void;
@@ -22,15 +23,28 @@ const ORDER: Record<LogLevel, number> = {
 };
 const SECRET_KEY = /token|secret|authorization|ticket|password/i;
 
-function redact(fields: Record<string, unknown>): Record<string, unknown> {
+function redactFields(
+	fields: Record<string, unknown>,
+	depth = 0,
+): Record<string, unknown> {
 	const out: Record<string, unknown> = {};
 	for (const [key, value] of Object.entries(fields)) {
 		if (SECRET_KEY.test(key) && typeof value === "string")
 			out[key] = "[redacted]";
-		else if (value instanceof Error) out[key] = value.message;
-		else out[key] = value;
+		else out[key] = redactValue(value, depth);
 	}
 	return out;
+}
+
+/** The safety net: strings anywhere in a field (nested a few levels) are redacted. */
+function redactValue(value: unknown, depth: number): unknown {
+	if (typeof value === "string") return redact(value);
+	if (value instanceof Error) return redact(value.message);
+	if (depth >= 4 || value === null || typeof value !== "object") return value;
+	if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
+	const proto = Object.getPrototypeOf(value);
+	if (proto !== Object.prototype && proto !== null) return value;
+	return redactFields(value as Record<string, unknown>, depth + 1);
 }
 
 export function createLogger(
@@ -49,8 +63,8 @@ export function createLogger(
 			JSON.stringify({
 				time: new Date().toISOString(),
 				level: lvl,
-				msg,
-				...redact({ ...base, ...fields }),
+				msg: redact(msg),
+				...redactFields({ ...base, ...fields }),
 			}),
 		);
 	};

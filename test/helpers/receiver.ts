@@ -14,7 +14,7 @@ export interface Delivery {
 export type ReceiverMode =
 	| "ok"
 	| "hang"
-	| { status: number; retryAfter?: string };
+	| { status: number; retryAfter?: string; body?: string };
 
 export interface Receiver {
 	url: string;
@@ -50,7 +50,10 @@ export function startReceiver(secret: string = TEST_SECRET): Receiver {
 				const headers: Record<string, string> = mode.retryAfter
 					? { "retry-after": mode.retryAfter }
 					: {};
-				return new Response("no", { status: mode.status, headers });
+				return new Response(mode.body ?? "no", {
+					status: mode.status,
+					headers,
+				});
 			}
 			const headers = Object.fromEntries(request.headers.entries());
 			let verified = false;

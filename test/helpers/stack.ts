@@ -121,6 +121,7 @@ export function testServerSettings(
 		hookToken: undefined,
 		hookSecret: undefined,
 		waitTimeoutS: 600,
+		pingTimeoutS: 10,
 		logLevel: "error",
 		...overrides,
 	};

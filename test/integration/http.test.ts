@@ -34,13 +34,29 @@ describe("loopback listener, machines down", () => {
 
 	// Its latency (target < 50 ms) is measured in bench/, not asserted here.
 	test("/healthz answers 200 with every machine down", async () => {
-		const response = await fetch(`${stack.server.url}/healthz`);
+		const response = await fetch(`${stack.server.url}/healthz`, {
+			headers: { authorization: "Bearer inbound-secret" },
+		});
 		expect(response.status).toBe(200);
 		const body = (await response.json()) as Record<string, unknown>;
 		expect(body.status).toBe("ok");
 		expect(Object.keys(body.machines as object).sort()).toEqual(["a", "b"]);
 		expect(body.hook).toBe("not configured");
 		expect(body.outbox).toEqual({ pending: 0, oldest_pending_s: 0, dead: 0 });
+	});
+
+	test("with T3CODE_MCP_TOKEN set, /healthz without that bearer says only status and version", async () => {
+		for (const authorization of [undefined, "Bearer wrong", "inbound-secret"]) {
+			const response = await fetch(`${stack.server.url}/healthz`, {
+				headers: authorization ? { authorization } : {},
+			});
+			// Still 200: `healthcheck` and container probes carry no secret.
+			expect(response.status).toBe(200);
+			expect(await response.json()).toEqual({
+				status: "ok",
+				version: stack.server.services.version,
+			});
+		}
 	});
 
 	test("a foreign Host is refused on loopback (DNS rebinding)", async () => {

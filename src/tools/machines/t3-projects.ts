@@ -1,7 +1,7 @@
 /** `t3_projects`: the projects of one machine that the allowlist lets us use. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { resolveMachine } from "../../threads/resolve.ts";
+import { requireOnline, resolveMachine } from "../../threads/resolve.ts";
 import { modelName } from "../../threads/shapes.ts";
 import { ID_MAX } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
@@ -10,7 +10,7 @@ export const t3Projects = defineTool({
 	name: "t3_projects",
 	title: "List projects on a T3 machine",
 	description:
-		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch.",
+		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch. A machine that is not online is an error naming its state and why.",
 	inputSchema: z.object({
 		machine: z
 			.string()
@@ -37,6 +37,8 @@ export const t3Projects = defineTool({
 	},
 	async handler({ machine }, _ctx, services) {
 		const entry = resolveMachine(services.threadDeps, machine);
+		// An empty list from a machine that is down would read as "no projects there".
+		await requireOnline(entry);
 		const threads = entry.machine.threads();
 		const projects = services.fleet.projects(entry).map((p) => ({
 			id: p.id,
@@ -45,11 +47,6 @@ export const t3Projects = defineTool({
 			default_model: modelName(p.defaultModelSelection),
 			thread_count: threads.filter((t) => t.projectId === p.id).length,
 		}));
-		const status = entry.machine.status();
-		const note =
-			status.state === "online"
-				? undefined
-				: `Machine "${machine}" is ${status.state}${status.reason ? `: ${status.reason}` : ""}; the list may be empty or stale.`;
-		return ok({ machine, projects }, note);
+		return ok({ machine, projects });
 	},
 });
