@@ -477,7 +477,7 @@ describe("delivery failures", () => {
 			await fetch(`${stack.server.url}/healthz`)
 		).json()) as { outbox: { dead: number; last_error?: string } };
 		expect(health.outbox.dead).toBeGreaterThanOrEqual(1);
-		expect(health.outbox.last_error).toBe("HTTP 410");
+		expect(health.outbox.last_error).toBe("HTTP 410: no");
 		receiver.setMode("ok");
 		const replay = await fetch(`${stack.server.url}/outbox/replay`, {
 			method: "POST",
