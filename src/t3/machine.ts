@@ -502,7 +502,11 @@ export function createMachine(
 			try {
 				client = await onlineClient(deadline);
 			} catch (err) {
-				throw lastError && err instanceof T3Error && err.code === "UNREACHABLE"
+				// After a silent drop the machine's state says more than "connection lost".
+				throw lastError &&
+					!silentDrop &&
+					err instanceof T3Error &&
+					err.code === "UNREACHABLE"
 					? lastError
 					: err;
 			}
