@@ -23,6 +23,7 @@ import {
 	updateItem,
 } from "./run-rows.ts";
 import { Cancelled } from "./scheduler.ts";
+import { editFile } from "./workspace.ts";
 
 export function agentIO(
 	kit: RunKit,
@@ -212,7 +213,14 @@ export function agentIO(
 				additions,
 				deletions,
 			});
-			h.files.push({ path: fileName, kind: "modified", additions, deletions });
+			const kind = editFile(
+				h.thread,
+				fileName,
+				additions,
+				deletions,
+				h.run.ordinal as number,
+			);
+			h.files.push({ path: fileName, kind, additions, deletions });
 		},
 		ask: (questions, options) =>
 			options?.dismissable

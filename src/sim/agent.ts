@@ -129,6 +129,21 @@ export function pickScript(prompt: string): AgentScript {
 			}
 		};
 	}
+	// Real file changes in the sim's in-memory workspace, so diffs have content (workspace.ts).
+	if (text.includes("big edit")) {
+		return async (io) => {
+			await io.step();
+			await io.fileChange("data/big.txt", 2500, 0);
+			await io.say("Wrote data/big.txt (2500 lines).");
+		};
+	}
+	if (text.includes("edit a file")) {
+		return async (io) => {
+			await io.step();
+			await io.fileChange("src/app.ts", 3, 1);
+			await io.say("Edited src/app.ts.");
+		};
+	}
 	if (text.includes("long task")) {
 		return async (io) => {
 			await io.step();

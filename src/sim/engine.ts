@@ -19,6 +19,7 @@ import {
 } from "./run-lifecycle.ts";
 import { restartRun, steerRun } from "./run-steer.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { detachSession } from "./session-detach.ts";
 import type { Store, ThreadState } from "./store.ts";
 
 export type Outcome = { ok: unknown } | { fail: unknown } | { die: unknown };
@@ -68,6 +69,9 @@ const REQUIRED: Record<string, string[]> = {
 	"thread.archive": ["commandId", "threadId"],
 	"thread.unarchive": ["commandId", "threadId"],
 	"thread.delete": ["commandId", "threadId"],
+	"thread.settle": ["commandId", "threadId"],
+	"thread.unsettle": ["commandId", "threadId", "reason"],
+	"provider-session.detach": ["commandId", "threadId", "providerSessionId"],
 	"queue.resume": ["commandId", "threadId"],
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
 };
@@ -198,6 +202,10 @@ export function createEngine(deps: {
 		if (input.status !== "queued")
 			void driveRun(kit, handle, pickScript(input.text));
 		return Math.max(sequence, store.head());
+	}
+
+	function pendingRequest(thread: ThreadState): boolean {
+		return thread.rows.runtimeRequests.some((r) => r.status === "pending");
 	}
 
 	function isBusy(thread: ThreadState): boolean {
@@ -402,9 +410,42 @@ export function createEngine(deps: {
 			case "thread.archive":
 				if (isBusy(thread))
 					return `Thread ${threadId} cannot be archived while it is working.`;
+				// A command that would write no event is rejected (PROTOCOL.md §6.1).
+				if (thread.app.archivedAt)
+					return `Thread ${threadId} is already archived.`;
 				return setApp(thread, { archivedAt: nowIso() }, "thread.archived");
 			case "thread.unarchive":
+				if (!thread.app.archivedAt)
+					return `Thread ${threadId} is not archived.`;
 				return setApp(thread, { archivedAt: null }, "thread.unarchived");
+			case "thread.settle":
+				if (pendingRequest(thread))
+					return `Thread ${threadId} cannot be settled while a runtime request is pending.`;
+				if (thread.app.settledOverride === "settled")
+					return `Thread ${threadId} is already settled.`;
+				return setApp(
+					thread,
+					{
+						settledOverride: "settled",
+						settledAt: typeof c.settledAt === "string" ? c.settledAt : nowIso(),
+					},
+					"thread.settled",
+				);
+			case "thread.unsettle":
+				if (thread.app.settledOverride !== "settled")
+					return `Thread ${threadId} is not settled.`;
+				return setApp(
+					thread,
+					{ settledOverride: "active", settledAt: null, unsettledAt: nowIso() },
+					"thread.unsettled",
+				);
+			case "provider-session.detach":
+				return detachSession(
+					store,
+					thread,
+					String(c.providerSessionId),
+					c.reason === undefined ? undefined : String(c.reason),
+				);
 			case "thread.delete":
 				// The delete is the command's event; runs still going are cancelled in reaction to it.
 				setApp(thread, { deletedAt: nowIso() }, "thread.deleted");

@@ -7,6 +7,7 @@ import type { ServerWebSocket } from "bun";
 import { OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
 import { openConfigStream } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
+import { turnDiff } from "./diff-rpc.ts";
 import type { Outcome } from "./engine.ts";
 import { serverConfig } from "./server-config.ts";
 import { openShellStream } from "./shell-stream.ts";
@@ -120,6 +121,14 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 					},
 				};
 			},
+		},
+		"orchestration.getTurnDiff": {
+			scope: READ_SCOPE,
+			call: (p) => turnDiff(ctx.store, p, false),
+		},
+		"orchestration.getFullThreadDiff": {
+			scope: READ_SCOPE,
+			call: (p) => turnDiff(ctx.store, p, true),
 		},
 		"orchestration.subscribeShell": {
 			scope: READ_SCOPE,

@@ -37,6 +37,7 @@ import {
 } from "./run-rows.ts";
 import { Cancelled } from "./scheduler.ts";
 import type { EventEnvelope, ThreadState } from "./store.ts";
+import { captureCheckpoint } from "./workspace.ts";
 
 export { createRun } from "./run-create.ts";
 export type { NewRunInput, RunHandle, RunKit } from "./run-rows.ts";
@@ -147,6 +148,7 @@ function completeRun(kit: RunKit, h: RunHandle): void {
 		)
 			return;
 		const { thread } = h;
+		captureCheckpoint(thread, h.run.ordinal as number);
 		const scopeId = checkpointScopeIdFor(thread.id);
 		thread.checkpointCount += 1;
 		const checkpointId = checkpointIdFor(scopeId, thread.checkpointCount);

@@ -92,6 +92,15 @@ export interface Store {
 		type: string,
 		env?: EventEnvelope,
 	): number;
+	/** Drop a row and append an event whose payload is not the row (e.g. provider-session.detached). */
+	remove(
+		thread: ThreadState,
+		collection: Collection,
+		id: string,
+		type: string,
+		payload: Record<string, unknown>,
+		env?: EventEnvelope,
+	): number;
 	find(
 		thread: ThreadState,
 		collection: Collection,
@@ -301,6 +310,12 @@ export function createStore(): Store {
 		appendThreadEvent: (thread, type, env) =>
 			emit(thread, type, thread.app, env),
 		upsert,
+		remove(thread, collection, id, type, payload, env) {
+			thread.rows[collection] = thread.rows[collection].filter(
+				(r) => r.id !== id,
+			);
+			return emit(thread, type, payload, env);
+		},
 		find: (thread, collection, id) =>
 			thread.rows[collection].find((r) => r.id === id),
 		liveThread,

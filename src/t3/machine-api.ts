@@ -117,6 +117,18 @@ export interface Machine {
 	launchThread(
 		input: Record<string, unknown> & { commandId: string },
 	): Promise<LaunchThreadResult>;
+	/** RPC `orchestration.getArchivedShellSnapshot`: the archived threads (PROTOCOL.md §5). */
+	archivedThreads(): Promise<ThreadShell[]>;
+	/**
+	 * RPC `orchestration.getTurnDiff` (`from` given) or `orchestration.getFullThreadDiff` (from the
+	 * thread's start): the unified diff between two checkpoints (turn count = run ordinal).
+	 * REJECTED when T3 has no checkpoint for a turn.
+	 */
+	turnDiff(input: {
+		threadId: string;
+		fromTurnCount?: number;
+		toTurnCount: number;
+	}): Promise<{ diff: string }>;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**

@@ -11,6 +11,7 @@ import {
 	compactThreadShell,
 	createUnknownKindReporter,
 	decodeLaunchResult,
+	decodeShellSnapshot,
 	decodeShellStreamItem,
 } from "./decode.ts";
 import { createT3Http, type FetchLike } from "./http.ts";
@@ -67,6 +68,8 @@ const REQUIRED_SCOPES = [
 	"orchestration:read",
 	"orchestration:operate",
 ] as const;
+/** How long a read waits for a machine that is (re)connecting before giving up. */
+const READ_CONNECT_WAIT_MS = 5_000;
 const DEFAULT_BACKOFF = {
 	initialMs: 1_000,
 	maxMs: 60_000,
@@ -543,6 +546,12 @@ export function createMachine(
 		}
 	}
 
+	/** One read RPC on the live socket: reads are not re-sent, and wait at most briefly for a connect. */
+	async function readRpc(tag: string, payload: unknown): Promise<unknown> {
+		const client = await onlineClient(now() + READ_CONNECT_WAIT_MS);
+		return client.request(tag, payload, { timeoutMs: requestTimeoutMs });
+	}
+
 	const machine: Machine = {
 		name: config.name,
 		url: base,
@@ -613,6 +622,31 @@ export function createMachine(
 			return decodeLaunchResult(
 				await sendCommand("orchestration.launchThread", input),
 			);
+		},
+		async archivedThreads() {
+			const raw = await readRpc("orchestration.getArchivedShellSnapshot", {});
+			return decodeShellSnapshot(raw).threads.map(compactThreadShell);
+		},
+		async turnDiff({ threadId, fromTurnCount, toTurnCount }) {
+			const value =
+				fromTurnCount === undefined
+					? await readRpc("orchestration.getFullThreadDiff", {
+							threadId,
+							toTurnCount,
+						})
+					: await readRpc("orchestration.getTurnDiff", {
+							threadId,
+							fromTurnCount,
+							toTurnCount,
+						});
+			const diff = (value as { diff?: unknown } | null)?.diff;
+			if (typeof diff !== "string") {
+				throw new T3Error(
+					"BAD_RESPONSE",
+					`${label}: the diff answer has no diff text`,
+				);
+			}
+			return { diff };
 		},
 		async serverConfig() {
 			const value = await sendCommand("server.getConfig", {});

@@ -36,3 +36,12 @@ export const threadIdArg = z
 	.min(1)
 	.max(ID_MAX)
 	.describe("The thread id returned by t3_dispatch (or listed by t3_watch).");
+
+export const idempotencyKeyArg = z
+	.string()
+	.min(1)
+	.max(ID_MAX)
+	.optional()
+	.describe(
+		"Your key for this operation: repeating the call with the same key and arguments returns the first result instead of acting again.",
+	);

@@ -41,6 +41,10 @@ test("tool schemas (legacy era listing)", async () => {
 		"t3_answer",
 		"t3_interrupt",
 		"t3_watch",
+		"t3_threads",
+		"t3_manage",
+		"t3_delete",
+		"t3_diff",
 	]);
 	for (const tool of tools) {
 		expect({
@@ -111,5 +115,13 @@ test("result shapes of every tool", async () => {
 		await take("t3_watch", { thread_id: d.thread_id, enabled: false }),
 	);
 	shapes["t3_watch (list)"] = shapeOf(await take("t3_watch", {}));
+	shapes.t3_threads = shapeOf(await take("t3_threads", {}));
+	shapes.t3_diff = shapeOf(await take("t3_diff", { thread_id: d.thread_id }));
+	shapes.t3_manage = shapeOf(
+		await take("t3_manage", { thread_id: d.thread_id, action: "settle" }),
+	);
+	shapes.t3_delete = shapeOf(
+		await take("t3_delete", { thread_id: d.thread_id }),
+	);
 	expect(shapes).toMatchSnapshot();
 });

@@ -1,0 +1,252 @@
+/**
+ * The sim's thread management and diff surface against PROTOCOL.md's tables: §5 (archived shell
+ * snapshot, getTurnDiff / getFullThreadDiff with OBSERVED.md §5.8's turn-0 refusal), §6.7
+ * (provider-session.detach), §6.8–6.9 (metadata, archive, settle, delete) and the refusals.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "bun:test";
+import {
+	dispatchCommand,
+	dispatchPayload,
+	type Frame,
+	launchPayload,
+	type RawClient,
+	startSimWithClient,
+} from "./test-client.ts";
+import type { Sim } from "./types.ts";
+
+let sim: Sim;
+let c: RawClient;
+let projectId: string;
+beforeEach(async () => {
+	({
+		sim,
+		projectId,
+		client: c,
+	} = await startSimWithClient({ stepMs: 2, coalesceMs: 2 }));
+});
+afterEach(async () => {
+	c.close();
+	await sim.stop();
+});
+
+const runEnded = (runId: string, status: string) => (i: Frame) =>
+	i.kind === "event" &&
+	i.event.type === "run.updated" &&
+	i.event.payload.id === runId &&
+	i.event.payload.status === status;
+
+async function launch(text: string) {
+	const payload = launchPayload(projectId, text);
+	const exit = await c.call("orchestration.launchThread", payload);
+	expect(exit._tag).toBe("Success");
+	const stream = c.stream("orchestration.subscribeThread", {
+		threadId: payload.threadId,
+		afterSequence: 0,
+	});
+	return {
+		threadId: payload.threadId,
+		runId: exit.value.projection.runs[0].id as string,
+		stream,
+	};
+}
+
+async function run(threadId: string, text: string) {
+	const exit = await c.call(
+		"orchestration.dispatchCommand",
+		dispatchPayload(threadId, text),
+	);
+	expect(exit._tag).toBe("Success");
+	const ordinal = (sim.projection(threadId) as { runs: unknown[] }).runs.length;
+	return `run:thread:${threadId}:ordinal:${ordinal}`;
+}
+
+const failMessage = (exit: Frame): string =>
+	exit.cause[0].error.message as string;
+
+describe("sim diffs (PROTOCOL.md §5)", () => {
+	it("serves a run's unified diff, refuses turn 0 and runs without a checkpoint", async () => {
+		const { threadId, runId, stream } = await launch("edit a file");
+		await stream.waitFor(runEnded(runId, "completed"));
+		const second = await run(threadId, "big edit");
+		await stream.waitFor(runEnded(second, "completed"));
+
+		const d = await c.call("orchestration.getTurnDiff", {
+			threadId,
+			fromTurnCount: 1,
+			toTurnCount: 2,
+		});
+		expect(d._tag).toBe("Success");
+		expect(Object.keys(d.value).sort()).toEqual(
+			["diff", "fromTurnCount", "threadId", "toTurnCount"].sort(),
+		);
+		const diff = d.value.diff as string;
+		expect(diff.startsWith("diff --git a/data/big.txt b/data/big.txt\n")).toBe(
+			true,
+		);
+		expect(diff).toContain("new file mode 100644\n--- /dev/null\n");
+		expect(diff.split("\n").filter((l) => l.startsWith("+")).length).toBe(2501);
+
+		// Turn 0 as a start is refused like the real server (OBSERVED.md §5.8).
+		const zero = await c.call("orchestration.getTurnDiff", {
+			threadId,
+			fromTurnCount: 0,
+			toTurnCount: 1,
+		});
+		expect(zero.cause[0]._tag).toBe("Fail");
+		expect(zero.cause[0].error._tag).toBe("OrchestrationGetTurnDiffError");
+		expect(zero.cause[0].error.cause).toEqual({
+			name: "CheckpointRefUnavailableError",
+			message: `Checkpoint unavailable for thread ${threadId} turn 0: Checkpoint ref is unavailable for turn 0.`,
+		});
+
+		// The whole thread from its start; the first run's edit of src/app.ts is in it.
+		const full = await c.call("orchestration.getFullThreadDiff", {
+			threadId,
+			toTurnCount: 2,
+		});
+		expect(full.value.fromTurnCount).toBe(0);
+		expect(full.value.diff).toContain("--- a/src/app.ts\n+++ b/src/app.ts\n");
+		expect(full.value.diff).toContain("-console.log(greet");
+
+		// An interrupted run has no checkpoint, hence no diff.
+		const third = await run(threadId, "long task");
+		await stream.waitFor(
+			(i) =>
+				i.kind === "event" &&
+				i.event.type === "run.updated" &&
+				i.event.payload.id === third &&
+				i.event.payload.status === "running",
+		);
+		await dispatchCommand(c, "run.interrupt", threadId, { runId: third });
+		await stream.waitFor(runEnded(third, "interrupted"));
+		const none = await c.call("orchestration.getTurnDiff", {
+			threadId,
+			fromTurnCount: 2,
+			toTurnCount: 3,
+		});
+		expect(failMessage(none)).toBe("Failed to load turn diff");
+		expect(none.cause[0].error.cause.message).toContain(
+			"Checkpoint ref is unavailable for turn 3.",
+		);
+	});
+});
+
+describe("sim thread lifecycle (PROTOCOL.md §6.7–6.9)", () => {
+	it("renames, archives into the archived snapshot, unarchives, settles, detaches and deletes", async () => {
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
+		const { threadId, runId, stream } = await launch("say hi");
+		await stream.waitFor(runEnded(runId, "completed"));
+
+		const renamed = await dispatchCommand(
+			c,
+			"thread.metadata.update",
+			threadId,
+			{
+				title: "renamed",
+			},
+		);
+		expect(renamed._tag).toBe("Success");
+		await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.title === "renamed",
+		);
+
+		expect((await dispatchCommand(c, "thread.archive", threadId))._tag).toBe(
+			"Success",
+		);
+		await shell.waitFor(
+			(i) => i.kind === "thread.removed" && i.threadId === threadId,
+		);
+		const archived = await c.call("orchestration.getArchivedShellSnapshot", {});
+		expect(Object.keys(archived.value).sort()).toEqual([
+			"projects",
+			"schemaVersion",
+			"snapshotSequence",
+			"threads",
+		]);
+		expect(archived.value.threads.map((t: Frame) => t.id)).toEqual([threadId]);
+		expect(archived.value.threads[0].archivedAt).toEqual(expect.any(String));
+		expect(
+			failMessage(await dispatchCommand(c, "thread.archive", threadId)),
+		).toBe(`Thread ${threadId} is already archived.`);
+		expect((await dispatchCommand(c, "thread.unarchive", threadId))._tag).toBe(
+			"Success",
+		);
+
+		const settled = await dispatchCommand(c, "thread.settle", threadId);
+		expect(settled._tag).toBe("Success");
+		const settledEvent = await stream.waitFor(
+			(i) => i.kind === "event" && i.event.type === "thread.settled",
+		);
+		expect(settledEvent.event.payload).toMatchObject({
+			id: threadId,
+			settledOverride: "settled",
+			settledAt: expect.any(String),
+		});
+		// thread.unsettle requires its reason (PROTOCOL.md §6.9).
+		const noReason = await dispatchCommand(c, "thread.unsettle", threadId);
+		expect(noReason.cause[0]).toEqual({
+			_tag: "Die",
+			defect: 'Missing key\n  at ["reason"]',
+		});
+		expect(
+			(
+				await dispatchCommand(c, "thread.unsettle", threadId, {
+					reason: "user",
+				})
+			)._tag,
+		).toBe("Success");
+
+		const sessionId = (
+			sim.projection(threadId) as { providerSessions: { id: string }[] }
+		).providerSessions[0]?.id;
+		expect(sessionId).toBeDefined();
+		const detached = await dispatchCommand(
+			c,
+			"provider-session.detach",
+			threadId,
+			{ providerSessionId: sessionId, reason: "test" },
+		);
+		expect(detached._tag).toBe("Success");
+		const detachedEvent = await stream.waitFor(
+			(i) => i.kind === "event" && i.event.type === "provider-session.detached",
+		);
+		expect(detachedEvent.event.payload).toEqual({
+			providerSessionId: sessionId,
+			detachedAt: expect.any(String),
+			reason: "test",
+		});
+		expect(
+			(sim.projection(threadId) as { providerSessions: unknown[] })
+				.providerSessions,
+		).toEqual([]);
+
+		expect((await dispatchCommand(c, "thread.delete", threadId))._tag).toBe(
+			"Success",
+		);
+		expect(sim.threadIds()).not.toContain(threadId);
+	});
+
+	it("refuses archive while the agent works and settle while a request is pending", async () => {
+		const busy = await launch("long task");
+		const archive = await dispatchCommand(c, "thread.archive", busy.threadId);
+		expect(archive.cause[0].error).toMatchObject({
+			_tag: "OrchestrationV2DispatchCommandError",
+			commandType: "thread.archive",
+			message: `Thread ${busy.threadId} cannot be archived while it is working.`,
+		});
+
+		const asking = await launch("ask me");
+		await asking.stream.waitFor(
+			(i) =>
+				i.kind === "event" &&
+				i.event.type === "runtime-request.updated" &&
+				i.event.payload.status === "pending",
+		);
+		const settle = await dispatchCommand(c, "thread.settle", asking.threadId);
+		expect(failMessage(settle)).toBe(
+			`Thread ${asking.threadId} cannot be settled while a runtime request is pending.`,
+		);
+	});
+});

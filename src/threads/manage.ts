@@ -1,0 +1,248 @@
+/**
+ * `t3_manage` and `t3_delete`: the thread organisation commands of PROTOCOL.md §6.7–6.9
+ * (metadata, archive, settle, provider-session detach, queue resume, delete). Nothing but
+ * `delete` loses data. T3's refusals come back as errors saying what to do first.
+ */
+import { latestRun } from "../t3/derive.ts";
+import { type Machine, T3Error } from "../t3/machine-api.ts";
+import {
+	BUSY_RUN_STATUSES,
+	type ThreadProjection,
+	type ThreadShell,
+} from "../t3/model.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
+import { type LocatedThread, locateThread, readDetail } from "./locate.ts";
+
+export const MANAGE_ACTIONS = [
+	"rename",
+	"archive",
+	"unarchive",
+	"settle",
+	"unsettle",
+	"stop_session",
+	"resume_queue",
+] as const;
+export type ManageAction = (typeof MANAGE_ACTIONS)[number];
+
+export interface ManageResult {
+	thread_id: string;
+	action: ManageAction;
+	status: string;
+	title: string;
+	archived: boolean;
+}
+
+const REASON = "Requested through t3code-mcp";
+/** T3's refusal text is outside text: shown capped. */
+const T3_TEXT_MAX = 500;
+
+function checkTitle(action: ManageAction, title: string | undefined): void {
+	if (action === "rename" && (title === undefined || title.trim() === ""))
+		throw new ThreadError(
+			'title: required for action "rename" (the new title, non-empty).',
+		);
+	if (action !== "rename" && title !== undefined)
+		throw new ThreadError(
+			`title: only used with action "rename", not with "${action}". Leave it out.`,
+		);
+}
+
+/** The commands one action sends (stop_session: one detach per attached provider session). */
+function commandsFor(
+	deps: ThreadDeps,
+	threadId: string,
+	action: ManageAction,
+	title: string | undefined,
+	projection: ThreadProjection,
+): Record<string, unknown>[] {
+	const base = { commandId: deps.newId(), threadId };
+	switch (action) {
+		case "rename":
+			return [
+				{ ...base, type: "thread.metadata.update", title: title?.trim() },
+			];
+		case "archive":
+			return [{ ...base, type: "thread.archive" }];
+		case "unarchive":
+			return [{ ...base, type: "thread.unarchive" }];
+		case "settle":
+			return [{ ...base, type: "thread.settle" }];
+		case "unsettle":
+			return [{ ...base, type: "thread.unsettle", reason: "user" }];
+		case "resume_queue":
+			return [{ ...base, type: "queue.resume" }];
+		case "stop_session":
+			return projection.providerSessions
+				.filter((s) => s.status !== "stopped")
+				.map((s) => ({
+					type: "provider-session.detach",
+					commandId: deps.newId(),
+					threadId,
+					providerSessionId: s.id,
+					reason: REASON,
+				}));
+	}
+}
+
+/** What to do before T3 accepts the action, judged from the thread's state at the refusal. */
+function firstStep(
+	action: ManageAction,
+	shell: ThreadShell | undefined,
+	projection: ThreadProjection,
+): string {
+	const pending =
+		shell?.pendingRuntimeRequest != null ||
+		projection.runtimeRequests.some((r) => r.status === "pending");
+	const busy =
+		(shell?.activeRunId ?? null) !== null ||
+		projection.runs.some((r) => BUSY_RUN_STATUSES.has(r.status));
+	if (pending)
+		return "A question or approval is pending: answer it with t3_answer (or stop the run with t3_interrupt) first, then retry.";
+	if (busy && action === "archive")
+		return "The agent is still working: wait for the run to end (t3_wait) or stop it (t3_interrupt) first, then archive.";
+	if (action === "unarchive") return "The thread is not archived.";
+	if (action === "archive") return "The thread may already be archived.";
+	if (action === "unsettle") return "The thread is not settled.";
+	if (action === "settle") return "The thread may already be settled.";
+	if (action === "resume_queue") return "No queue is held on this thread.";
+	return "Check the thread with t3_thread.";
+}
+
+function refusal(
+	located: LocatedThread,
+	action: ManageAction,
+	error: T3Error,
+	projection: ThreadProjection,
+): ThreadError {
+	const text = t3Reason(error).slice(0, T3_TEXT_MAX);
+	return new ThreadError(
+		`T3 machine "${located.entry.config.name}" refused ${action} on thread "${located.threadId}": ${text} ${firstStep(action, located.shell, projection)}`,
+	);
+}
+
+/** The most specific text of a T3 failure (a typed error's nested cause says why). */
+export function t3Reason(error: T3Error): string {
+	const raw = error.detail?.raw as
+		| { message?: unknown; cause?: { message?: unknown } }
+		| undefined;
+	const cause = raw?.cause?.message;
+	return typeof cause === "string" && cause !== ""
+		? cause
+		: typeof raw?.message === "string"
+			? raw.message
+			: error.message;
+}
+
+async function describe(
+	located: LocatedThread,
+	action: ManageAction,
+): Promise<ManageResult> {
+	const { projection } = await located.entry.machine.getThread(
+		located.threadId,
+	);
+	return {
+		thread_id: located.threadId,
+		action,
+		status: latestRun(projection)?.status ?? "idle",
+		title: projection.thread.title,
+		archived: Boolean(projection.thread.archivedAt),
+	};
+}
+
+export async function manageThread(
+	deps: ThreadDeps,
+	threadId: string,
+	action: ManageAction,
+	title: string | undefined,
+): Promise<{ result: ManageResult; note?: string }> {
+	checkTitle(action, title);
+	const located = await locateThread(deps, threadId);
+	const { projection } = await readDetail(located, true);
+	const commands = commandsFor(deps, threadId, action, title, projection);
+	if (commands.length === 0) {
+		return {
+			result: await describe(located, action),
+			note: "No provider session is attached to this thread: nothing to stop.",
+		};
+	}
+	let sequence = 0;
+	for (const command of commands) {
+		try {
+			({ sequence } = await located.entry.machine.dispatch(
+				command as Record<string, unknown> & {
+					type: string;
+					commandId: string;
+				},
+			));
+		} catch (error) {
+			if (!(error instanceof T3Error)) throw error;
+			if (error.code === "DEFECT" && action === "resume_queue")
+				throw new ThreadError(
+					`T3 machine "${located.entry.config.name}" does not support queue holding (no queue.resume): its queued runs start by themselves after an interrupt, so there is nothing to resume.`,
+				);
+			if (error.code === "REJECTED")
+				throw refusal(located, action, error, projection);
+			throw error;
+		}
+	}
+	await shellCaughtUp(located.entry.machine, sequence);
+	return { result: await describe(located, action) };
+}
+
+const CATCH_UP_MS = 3_000;
+
+/**
+ * Waits (bounded) until the machine's shell has applied the command's event, so a t3_threads
+ * right after an archive or delete already reflects it.
+ */
+export function shellCaughtUp(
+	machine: Machine,
+	sequence: number,
+): Promise<void> {
+	if (machine.sequence() >= sequence) return Promise.resolve();
+	return new Promise((resolve) => {
+		const done = () => {
+			clearTimeout(timer);
+			off();
+			resolve();
+		};
+		const timer = setTimeout(done, CATCH_UP_MS);
+		const off = machine.onChange(() => {
+			if (machine.sequence() >= sequence) done();
+		});
+	});
+}
+
+/**
+ * `thread.delete`. The thread stops being watched before the command goes out, so the tracker
+ * never reports it as vanished, and its record is dropped once T3 took the delete.
+ */
+export async function deleteThread(
+	deps: ThreadDeps,
+	threadId: string,
+): Promise<{ thread_id: string; deleted: true }> {
+	const located = await locateThread(deps, threadId);
+	const record = deps.threads.get(threadId);
+	if (record?.watched === 1)
+		deps.threads.setWatched(threadId, false, record.origin, deps.now());
+	let sequence: number;
+	try {
+		({ sequence } = await located.entry.machine.dispatch({
+			type: "thread.delete",
+			commandId: deps.newId(),
+			threadId,
+		}));
+	} catch (error) {
+		if (record?.watched === 1)
+			deps.threads.setWatched(threadId, true, record.origin, deps.now());
+		if (error instanceof T3Error && error.code === "REJECTED")
+			throw new ThreadError(
+				`T3 machine "${located.entry.config.name}" refused to delete thread "${threadId}": ${t3Reason(error).slice(0, T3_TEXT_MAX)}`,
+			);
+		throw error;
+	}
+	deps.threads.remove(threadId);
+	await shellCaughtUp(located.entry.machine, sequence);
+	return { thread_id: threadId, deleted: true };
+}

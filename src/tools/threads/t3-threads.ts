@@ -1,0 +1,109 @@
+/** `t3_threads`: find threads across machines, newest first, filtered and paged. */
+import { z } from "zod";
+import { ok } from "../../mcp/result.ts";
+import {
+	DEFAULT_LIMIT,
+	listThreads,
+	MAX_LIMIT,
+	STATE_FILTERS,
+} from "../../threads/list.ts";
+import { ID_MAX, PATH_MAX, projectRefSchema } from "../schemas.ts";
+import { defineTool } from "../tool.ts";
+
+export const t3Threads = defineTool({
+	name: "t3_threads",
+	title: "Find T3 threads",
+	description:
+		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending or the latest run failed; active = a run is going or queued; settled = nothing to do), pending request, latest run, watched. Filter by state or by text in the title or latest message; pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
+	inputSchema: z.object({
+		machine: z
+			.string()
+			.min(1)
+			.max(ID_MAX)
+			.optional()
+			.describe(
+				"Only this machine (a name from t3_machines); it must be online. Default: every machine.",
+			),
+		project: z
+			.string()
+			.min(1)
+			.max(PATH_MAX)
+			.optional()
+			.describe("Only this project: its id, title or workspace path."),
+		state: z
+			.enum(STATE_FILTERS)
+			.optional()
+			.describe(
+				'"attention", "active", "settled" or "all" (default): see the description for their meaning.',
+			),
+		query: z
+			.string()
+			.min(1)
+			.max(500)
+			.optional()
+			.describe(
+				"Text to find in the thread's title or latest message (case-insensitive).",
+			),
+		archived: z
+			.boolean()
+			.optional()
+			.describe("true: list archived threads instead of active ones."),
+		limit: z
+			.number()
+			.int()
+			.min(1)
+			.max(MAX_LIMIT)
+			.optional()
+			.describe(
+				`Threads per page (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}).`,
+			),
+		cursor: z
+			.string()
+			.min(1)
+			.max(2_000)
+			.optional()
+			.describe(
+				"The next_cursor of the previous page; valid only with the same filters.",
+			),
+	}),
+	outputSchema: z.object({
+		threads: z.array(
+			z.object({
+				thread_id: z.string(),
+				machine: z.string(),
+				project: projectRefSchema,
+				title: z.string(),
+				status: z.string(),
+				state: z.enum(["attention", "active", "settled"]),
+				pending: z.enum(["question", "approval"]).nullable(),
+				latest_run: z
+					.object({
+						id: z.string(),
+						ordinal: z.number().int().nullable(),
+						status: z.string(),
+					})
+					.nullable(),
+				updated_at: z.string().nullable(),
+				archived: z.boolean(),
+				watched: z.boolean(),
+				origin: z.string().nullable(),
+			}),
+		),
+		next_cursor: z.string().nullable(),
+		unavailable: z.array(
+			z.object({
+				machine: z.string(),
+				state: z.string(),
+				reason: z.string().nullable(),
+			}),
+		),
+	}),
+	annotations: {
+		readOnlyHint: true,
+		idempotentHint: true,
+		openWorldHint: true,
+	},
+	async handler(args, _ctx, { threadDeps }) {
+		return ok(await listThreads(threadDeps, args));
+	},
+});
