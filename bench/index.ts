@@ -10,6 +10,7 @@ import { ensureBinary } from "./lib/server.ts";
 import { type Row, renderTable } from "./lib/table.ts";
 import { benchLoad } from "./load.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchThreads } from "./threads.ts";
 import { benchThroughput } from "./throughput.ts";
 import { benchWake } from "./wake.ts";
 
@@ -22,6 +23,7 @@ const BENCHES: [string, Bench][] = [
 	["footprint", benchFootprint],
 	["throughput", benchThroughput],
 	["load", benchLoad],
+	["threads", benchThreads],
 ];
 
 const started = performance.now();

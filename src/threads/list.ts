@@ -5,6 +5,7 @@
  * cursor carries the last row's sort key and a fingerprint of the filters it was made for.
  */
 import type { FleetMachine } from "../fleet/fleet.ts";
+import type { Machine } from "../t3/machine-api.ts";
 import {
 	BUSY_RUN_STATUSES,
 	type ProjectShell,
@@ -76,18 +77,73 @@ interface Candidate {
 	project: ProjectShell;
 }
 
-function compareCandidates(a: Candidate, b: Candidate): number {
-	const at = a.thread.updatedAt ?? "";
-	const bt = b.thread.updatedAt ?? "";
+function compareThreads(a: ThreadShell, b: ThreadShell): number {
+	const at = a.updatedAt ?? "";
+	const bt = b.updatedAt ?? "";
 	if (at !== bt) return at < bt ? 1 : -1;
-	return a.thread.id < b.thread.id ? -1 : a.thread.id > b.thread.id ? 1 : 0;
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Whether `c` sorts strictly after the cursor position (updatedAt desc, id asc). */
-function afterCursor(c: Candidate, at: string, id: string): boolean {
-	const t = c.thread.updatedAt ?? "";
+/** Index of the first thread sorting strictly after the cursor position (binary search). */
+function firstAfter(threads: ThreadShell[], at: string, id: string): number {
+	let lo = 0;
+	let hi = threads.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if (afterCursor(threads[mid] as ThreadShell, at, id)) hi = mid;
+		else lo = mid + 1;
+	}
+	return lo;
+}
+
+const lowered = new WeakMap<ThreadShell, string>();
+
+/**
+ * Title and latest message, lower-cased once per shell version (an update replaces the shell
+ * object), so a search over 10 000 threads does not lower-case them all on every call.
+ */
+function searchText(thread: ThreadShell): string {
+	let text = lowered.get(thread);
+	if (text === undefined) {
+		text =
+			`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
+		lowered.set(thread, text);
+	}
+	return text;
+}
+
+const sorted = new WeakMap<
+	Machine,
+	{ dirty: boolean; threads: ThreadShell[] }
+>();
+
+/**
+ * A machine's active threads in list order, re-sorted only after its shell changed: a listing
+ * then reads at most a page per machine instead of every thread.
+ */
+function sortedThreads(machine: Machine): ThreadShell[] {
+	let cache = sorted.get(machine);
+	if (!cache) {
+		const fresh = { dirty: true, threads: [] as ThreadShell[] };
+		machine.onChange((change) => {
+			if (change.kind !== "state" && change.kind !== "synchronized")
+				fresh.dirty = true;
+		});
+		sorted.set(machine, fresh);
+		cache = fresh;
+	}
+	if (cache.dirty) {
+		cache.dirty = false;
+		cache.threads = machine.threads().sort(compareThreads);
+	}
+	return cache.threads;
+}
+
+/** Whether the thread sorts strictly after the cursor position (updatedAt desc, id asc). */
+function afterCursor(thread: ThreadShell, at: string, id: string): boolean {
+	const t = thread.updatedAt ?? "";
 	if (t !== at) return t < at;
-	return c.thread.id > id;
+	return thread.id > id;
 }
 
 function fingerprint(f: ListFilters): string {
@@ -200,40 +256,39 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	if (filters.machine !== undefined && filters.project !== undefined)
 		resolveProject(deps, online[0] as FleetMachine, filters.project);
 
-	const candidates: Candidate[] = [];
+	const page = createTopK(limit);
+	let matched = 0;
 	let projectSeen = filters.project === undefined;
 	for (const entry of online) {
 		const projects = projectsFor(deps, entry, filters.project);
 		if (projects.size === 0) continue;
 		projectSeen = true;
 		const threads = filters.archived
-			? await entry.machine.archivedThreads()
-			: entry.machine.threads();
-		for (const thread of threads) {
+			? (await entry.machine.archivedThreads()).sort(compareThreads)
+			: sortedThreads(entry.machine);
+		// Sorted: start after the cursor, stop once this machine cannot add to the page.
+		let i = position ? firstAfter(threads, position.at, position.id) : 0;
+		let taken = 0;
+		for (; i < threads.length && taken <= limit; i += 1) {
+			const thread = threads[i] as ThreadShell;
 			const project = projects.get(thread.projectId);
 			if (!project || thread.deletedAt) continue;
 			if (state !== "all" && threadState(thread) !== state) continue;
-			if (
-				query !== undefined &&
-				!thread.title.toLowerCase().includes(query) &&
-				!(thread.latestVisibleMessage?.text ?? "").toLowerCase().includes(query)
-			)
-				continue;
-			const candidate = { entry, thread, project };
-			if (position && !afterCursor(candidate, position.at, position.id))
-				continue;
-			candidates.push(candidate);
+			if (query !== undefined && !searchText(thread).includes(query)) continue;
+			taken += 1;
+			page.offer(entry, thread, project);
 		}
+		matched += taken;
 	}
 	if (!projectSeen) {
 		throw new ThreadError(
 			`project: no project "${filters.project}" (id, title or path) on any online machine this connector may use. Call t3_projects to list a machine's projects.`,
 		);
 	}
-	const page = topK(candidates, limit);
-	const more = candidates.length > page.length;
+	const rows = page.rows();
+	const more = matched > rows.length;
 	const records = new Map(deps.threads.all().map((r) => [r.thread_id, r]));
-	const threads: ListedThread[] = page.map(({ entry, thread, project }) => {
+	const threads: ListedThread[] = rows.map(({ entry, thread, project }) => {
 		const record = records.get(thread.id);
 		return {
 			thread_id: thread.id,
@@ -256,7 +311,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 			origin: record?.origin ?? null,
 		};
 	});
-	const last = page.at(-1);
+	const last = rows.at(-1);
 	return {
 		threads,
 		next_cursor: more && last ? encodeCursor(filters, last) : null,
@@ -264,24 +319,32 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	};
 }
 
-/** The first `k` in sort order without sorting everything (k is small, the list may be 10 000). */
-function topK(items: Candidate[], k: number): Candidate[] {
-	if (items.length <= k * 4) return items.sort(compareCandidates).slice(0, k);
+/**
+ * The first `k` threads in sort order, kept while scanning (the scan may cover 10 000 threads;
+ * most are rejected after one comparison with the current k-th, and none is copied).
+ */
+function createTopK(k: number) {
 	const best: Candidate[] = [];
-	for (const item of items) {
-		if (best.length === k) {
-			if (compareCandidates(item, best[k - 1] as Candidate) >= 0) continue;
-			best.pop();
-		}
-		// Insert in place (binary search): the page stays sorted.
-		let lo = 0;
-		let hi = best.length;
-		while (lo < hi) {
-			const mid = (lo + hi) >> 1;
-			if (compareCandidates(best[mid] as Candidate, item) <= 0) lo = mid + 1;
-			else hi = mid;
-		}
-		best.splice(lo, 0, item);
-	}
-	return best;
+	return {
+		offer(entry: FleetMachine, thread: ThreadShell, project: ProjectShell) {
+			const worst = best[best.length - 1];
+			if (
+				best.length === k &&
+				worst &&
+				compareThreads(thread, worst.thread) >= 0
+			)
+				return;
+			if (best.length === k) best.pop();
+			let lo = 0;
+			let hi = best.length;
+			while (lo < hi) {
+				const mid = (lo + hi) >> 1;
+				if (compareThreads((best[mid] as Candidate).thread, thread) <= 0)
+					lo = mid + 1;
+				else hi = mid;
+			}
+			best.splice(lo, 0, { entry, thread, project });
+		},
+		rows: () => best,
+	};
 }

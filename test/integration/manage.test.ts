@@ -224,9 +224,7 @@ describe("t3_manage and t3_delete", () => {
 			unwatched: { thread_id: string }[];
 		}>(client, "t3_watch");
 		expect(
-			[...watch.data.watched, ...watch.data.unwatched].map(
-				(t) => t.thread_id,
-			),
+			[...watch.data.watched, ...watch.data.unwatched].map((t) => t.thread_id),
 		).not.toContain(id);
 		const gone = await manage(id, "rename", { title: "x" });
 		expect(gone.isError).toBe(true);
