@@ -12,6 +12,7 @@ import {
 } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
+import { once } from "./idempotency.ts";
 import { type LocatedThread, locateThread, readDetail } from "./locate.ts";
 
 export const MANAGE_ACTIONS = [
@@ -150,13 +151,36 @@ async function describe(
 	};
 }
 
-export async function manageThread(
+/** `t3_manage`; with an idempotency key, a repeat returns the first result (idempotency.ts). */
+export function manageThread(
+	deps: ThreadDeps,
+	threadId: string,
+	action: ManageAction,
+	title: string | undefined,
+	key?: string,
+): Promise<{ result: ManageResult; note?: string }> {
+	checkTitle(action, title);
+	return once(
+		deps,
+		{
+			tool: "t3_manage",
+			key,
+			args: { thread_id: threadId, action, title },
+			threadId,
+		},
+		async () => ({
+			threadId,
+			result: await applyAction(deps, threadId, action, title),
+		}),
+	);
+}
+
+async function applyAction(
 	deps: ThreadDeps,
 	threadId: string,
 	action: ManageAction,
 	title: string | undefined,
 ): Promise<{ result: ManageResult; note?: string }> {
-	checkTitle(action, title);
 	const located = await locateThread(deps, threadId);
 	const { projection } = await readDetail(located, true);
 	const commands = commandsFor(deps, threadId, action, title, projection);
@@ -218,7 +242,19 @@ export function shellCaughtUp(
  * `thread.delete`. The thread stops being watched before the command goes out, so the tracker
  * never reports it as vanished, and its record is dropped once T3 took the delete.
  */
-export async function deleteThread(
+export function deleteThread(
+	deps: ThreadDeps,
+	threadId: string,
+	key?: string,
+): Promise<{ thread_id: string; deleted: true }> {
+	return once(
+		deps,
+		{ tool: "t3_delete", key, args: { thread_id: threadId }, threadId },
+		async () => ({ threadId, result: await remove(deps, threadId) }),
+	);
+}
+
+async function remove(
 	deps: ThreadDeps,
 	threadId: string,
 ): Promise<{ thread_id: string; deleted: true }> {

@@ -24,7 +24,7 @@ export const t3Delete = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler({ thread_id }, _ctx, { threadDeps }) {
-		return ok(await deleteThread(threadDeps, thread_id));
+	async handler({ thread_id, idempotency_key }, _ctx, { threadDeps }) {
+		return ok(await deleteThread(threadDeps, thread_id, idempotency_key));
 	},
 });

@@ -38,12 +38,17 @@ export const t3Manage = defineTool({
 		idempotentHint: false,
 		openWorldHint: true,
 	},
-	async handler({ thread_id, action, title }, _ctx, { threadDeps }) {
+	async handler(
+		{ thread_id, action, title, idempotency_key },
+		_ctx,
+		{ threadDeps },
+	) {
 		const { result, note } = await manageThread(
 			threadDeps,
 			thread_id,
 			action,
 			title,
+			idempotency_key,
 		);
 		return ok({ ...result }, note);
 	},
