@@ -14,6 +14,8 @@ import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { once } from "./idempotency.ts";
 import { type LocatedThread, locateThread, readDetail } from "./locate.ts";
+import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
+import { beginOwnDelete } from "./vanish.ts";
 
 export const MANAGE_ACTIONS = [
 	"rename",
@@ -71,8 +73,8 @@ function commandsFor(
 			return [{ ...base, type: "thread.settle" }];
 		case "unsettle":
 			return [{ ...base, type: "thread.unsettle", reason: "user" }];
-		case "resume_queue":
-			return [{ ...base, type: "queue.resume" }];
+		case "resume_queue": // queue.ts
+			return [];
 		case "stop_session":
 			return projection.providerSessions
 				.filter((s) => s.status !== "stopped")
@@ -106,7 +108,6 @@ function firstStep(
 	if (action === "archive") return "The thread may already be archived.";
 	if (action === "unsettle") return "The thread is not settled.";
 	if (action === "settle") return "The thread may already be settled.";
-	if (action === "resume_queue") return "No queue is held on this thread.";
 	return "Check the thread with t3_thread.";
 }
 
@@ -151,6 +152,17 @@ async function describe(
 	};
 }
 
+/** The contract's `t3_manage` result from the queue use case's richer one. */
+function manageShape(r: ResumeQueueResult): ManageResult {
+	return {
+		thread_id: r.thread_id,
+		action: "resume_queue",
+		status: r.status,
+		title: r.title,
+		archived: r.archived,
+	};
+}
+
 /** `t3_manage`; with an idempotency key, a repeat returns the first result (idempotency.ts). */
 export function manageThread(
 	deps: ThreadDeps,
@@ -170,7 +182,10 @@ export function manageThread(
 		},
 		async () => ({
 			threadId,
-			result: await applyAction(deps, threadId, action, title),
+			result:
+				action === "resume_queue"
+					? { result: manageShape(await resumeQueue(deps, threadId)) }
+					: await applyAction(deps, threadId, action, title),
 		}),
 	);
 }
@@ -201,10 +216,6 @@ async function applyAction(
 			));
 		} catch (error) {
 			if (!(error instanceof T3Error)) throw error;
-			if (error.code === "DEFECT" && action === "resume_queue")
-				throw new ThreadError(
-					`T3 machine "${located.entry.config.name}" does not support queue holding (no queue.resume): its queued runs start by themselves after an interrupt, so there is nothing to resume.`,
-				);
 			if (error.code === "REJECTED")
 				throw refusal(located, action, error, projection);
 			throw error;
@@ -259,9 +270,8 @@ async function remove(
 	threadId: string,
 ): Promise<{ thread_id: string; deleted: true }> {
 	const located = await locateThread(deps, threadId);
-	const record = deps.threads.get(threadId);
-	if (record?.watched === 1)
-		deps.threads.setWatched(threadId, false, record.origin, deps.now());
+	// Announced first, so neither the tracker nor an open wait calls it vanished (vanish.ts).
+	const own = beginOwnDelete(deps, threadId);
 	let sequence: number;
 	try {
 		({ sequence } = await located.entry.machine.dispatch({
@@ -270,15 +280,14 @@ async function remove(
 			threadId,
 		}));
 	} catch (error) {
-		if (record?.watched === 1)
-			deps.threads.setWatched(threadId, true, record.origin, deps.now());
+		own.undo();
 		if (error instanceof T3Error && error.code === "REJECTED")
 			throw new ThreadError(
 				`T3 machine "${located.entry.config.name}" refused to delete thread "${threadId}": ${t3Reason(error).slice(0, T3_TEXT_MAX)}`,
 			);
 		throw error;
 	}
-	deps.threads.remove(threadId);
+	own.confirm();
 	await shellCaughtUp(located.entry.machine, sequence);
 	return { thread_id: threadId, deleted: true };
 }

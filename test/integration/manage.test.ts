@@ -270,6 +270,37 @@ describe("t3_manage and t3_delete", () => {
 		expect(noTitle.text).toContain('title: required for action "rename"');
 	});
 
+	test("resume_queue starts the follow-ups an interrupt held", async () => {
+		const first = await callTool<{ thread_id: string }>(client, "t3_dispatch", {
+			machine: "a",
+			project: "demo",
+			prompt: "long task",
+		});
+		const id = first.data.thread_id;
+		await untilRunning(client, id);
+		await callTool(client, "t3_dispatch", { thread_id: id, prompt: "say hi" });
+		const held = await callTool<{ queued: { held: boolean }[] }>(
+			client,
+			"t3_interrupt",
+			{ thread_id: id, hold_queue: true },
+		);
+		expect(held.data.queued).toEqual([expect.objectContaining({ held: true })]);
+		const resumed = await manage(id, "resume_queue");
+		expect(resumed.isError).toBe(false);
+		expect(resumed.data).toMatchObject({
+			thread_id: id,
+			action: "resume_queue",
+			archived: false,
+		});
+		const w = await callTool<{ outcome: string; run_id: string }>(
+			client,
+			"t3_wait",
+			{ thread_id: id, timeout: 20 },
+		);
+		expect(w.data.outcome).toBe("completed");
+		expect(w.data.run_id).toBe(`run:thread:${id}:ordinal:2`);
+	});
+
 	test("an idempotency_key replay returns the first result", async () => {
 		const first = await manage(ids.third, "rename", {
 			title: "Once",

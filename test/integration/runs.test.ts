@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { resumeQueue } from "../../src/threads/queue.ts";
-import { beginOwnDelete } from "../../src/threads/vanish.ts";
 import { activeWaits } from "../../src/threads/wait.ts";
 import {
 	type Delivery,
@@ -360,16 +359,11 @@ describe("vanished threads", () => {
 		const before = activeWaits();
 		const pending = wait(client, { thread_id: d.thread_id, timeout: 60 });
 		await until(() => activeWaits() > before, 10_000, "the wait to be open");
-		// What t3_delete does: announce the delete, send it, confirm it.
-		const deps = stack.server.services.threadDeps;
-		const machine = deps.fleet.get("demo")?.machine;
-		const own = beginOwnDelete(deps, d.thread_id);
-		await machine?.dispatch({
-			type: "thread.delete",
-			commandId: crypto.randomUUID(),
-			threadId: d.thread_id,
+		const machine = stack.server.services.fleet.get("demo")?.machine;
+		const deleted = await callTool(client, "t3_delete", {
+			thread_id: d.thread_id,
 		});
-		own.confirm();
+		expect(deleted.data).toEqual({ thread_id: d.thread_id, deleted: true });
 		const w = await pending;
 		expect(w.isError).toBe(true);
 		expect(w.text).toContain("was deleted with t3_delete");
