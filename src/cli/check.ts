@@ -7,7 +7,7 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Env } from "../config/env.ts";
 import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
-import { maskSecrets, registerConfigSecrets } from "../util/redact.ts";
+import { maskSecrets, urlOrigin } from "../util/redact.ts";
 import {
 	type CheckResult,
 	type MachineReport,
@@ -61,6 +61,18 @@ export function statePathCheck(path: string): CheckResult {
 	} catch (err) {
 		return { name, ok: false, detail: (err as Error).message, fix };
 	}
+}
+
+/** Where events go, by origin only (the URL's path often holds a secret). */
+function hookCheck(hookUrl: string | undefined): CheckResult {
+	return {
+		name: "webhook",
+		ok: true,
+		detail:
+			hookUrl === undefined
+				? "not configured: events are recorded, not sent (set T3CODE_MCP_HOOK_URL)"
+				: `events are POSTed to ${urlOrigin(hookUrl)} (the path is not shown)`,
+	};
 }
 
 function parseFlags(argv: string[]): { json: boolean } | string {
@@ -135,7 +147,6 @@ export async function runCheck(
 		return EXIT.config;
 	}
 
-	registerConfigSecrets(config);
 	const machines = await Promise.all(
 		config.machines.map((m) => probeMachine(m, deps)),
 	);
@@ -152,6 +163,7 @@ export async function runCheck(
 					: `${config.machines.length} machine${config.machines.length === 1 ? "" : "s"}: ${config.machines.map((m) => m.name).join(", ")}`,
 		},
 		statePathCheck(config.server.statePath),
+		hookCheck(config.server.hookUrl),
 	];
 	const ok =
 		configChecks.every((c) => c.ok) &&

@@ -3,6 +3,7 @@ import type { Env } from "../config/env.ts";
 import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
 import type { AppConfig } from "../config/types.ts";
 import { createLogger, type Logger } from "../util/log.ts";
+import { urlOrigin } from "../util/redact.ts";
 import { EXIT } from "./help.ts";
 import { type RunningServer, startServer } from "./serve.ts";
 
@@ -53,6 +54,8 @@ export async function runServe(env: Env = process.env): Promise<number> {
 		url: server.mcpUrl,
 		machines: config.machines.map((m) => m.name),
 		config: config.file,
+		// Its origin only: the path of a webhook URL often holds a secret.
+		hook: config.server.hookUrl ? urlOrigin(config.server.hookUrl) : null,
 	});
 	return runUntilSignal(signalled, server, log);
 }

@@ -5,6 +5,7 @@
  * `configWarnings` for the non-fatal findings.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
+import { registerConfigSecrets } from "../util/redact.ts";
 import { ConfigError, type ConfigProblem } from "./config-error.ts";
 import { credentialToken } from "./credentials.ts";
 import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
@@ -107,7 +108,10 @@ export async function loadConfig(
 		})),
 	}));
 
-	return { file, server, machines };
+	const config = { file, server, machines };
+	// Every command reads its config here: from now on its secrets are masked in any output.
+	registerConfigSecrets(config);
+	return config;
 }
 
 /** The parsed document, or undefined after recording why it could not be had. */

@@ -4,6 +4,7 @@
  * installed, authenticated) and why not, whether it offers plan mode
  * (`showInteractionModeToggle`), and each model's option descriptors. Pure; no MCP.
  */
+import { redact } from "../util/redact.ts";
 
 export interface CatalogOption {
 	id: string;
@@ -29,17 +30,15 @@ export interface CatalogProvider {
 	models: CatalogModel[];
 }
 
-/** Text from T3 is shown to callers: keep it to a readable size. */
-const REASON_MAX = 500;
-
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json =>
 	typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined =>
 	typeof v === "string" && v.trim() !== "" ? v : undefined;
 
+/** A provider's message is outside text: masked and capped like any other (redact.ts). */
 function cap(text: string): string {
-	return text.length <= REASON_MAX ? text : `${text.slice(0, REASON_MAX - 1)}…`;
+	return redact(text);
 }
 
 function decodeOption(raw: unknown): CatalogOption | undefined {

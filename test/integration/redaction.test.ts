@@ -181,7 +181,7 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 		expectNoSecret(logs.join("\n"));
 	});
 
-	test("check, as text and --json, shows the cause without the token", async () => {
+	test("check, as text and --json, shows the cause without the token, and the hook by origin", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-redact-"));
 		try {
 			writeFileSync(
@@ -197,6 +197,7 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 				T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
 				T3CODE_MCP_STATE: join(dir, "state.sqlite"),
 				T3_ECHO_TOKEN: ECHO_TOKEN,
+				T3CODE_MCP_HOOK_URL: "https://hooks.example/in/path-secret-97531",
 			};
 			for (const argv of [[], ["--json"]]) {
 				let out = "";
@@ -209,6 +210,8 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 				});
 				expect(code).toBe(1);
 				expect(out).toContain("Bad Gateway");
+				expect(out).toContain("events are POSTed to https://hooks.example");
+				expect(out).not.toContain("path-secret-97531");
 				expectNoSecret(out);
 			}
 		} finally {
