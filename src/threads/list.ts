@@ -96,35 +96,39 @@ function firstAfter(threads: ThreadShell[], at: string, id: string): number {
 	return lo;
 }
 
-const lowered = new WeakMap<ThreadShell, string>();
+/** Title and latest message, lower-cased: what `query` is matched against. */
+const searchText = (thread: ThreadShell): string =>
+	`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
 
-/**
- * Title and latest message, lower-cased once per shell version (an update replaces the shell
- * object), so a search over 10 000 threads does not lower-case them all on every call.
- */
-function searchText(thread: ThreadShell): string {
-	let text = lowered.get(thread);
-	if (text === undefined) {
-		text =
-			`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
-		lowered.set(thread, text);
-	}
-	return text;
+/** One machine's threads in list order, with their search texts (made on first search). */
+interface Listing {
+	threads: ThreadShell[];
+	texts(): string[];
 }
 
-const sorted = new WeakMap<
-	Machine,
-	{ dirty: boolean; threads: ThreadShell[] }
->();
+function listing(threads: ThreadShell[]): Listing {
+	threads.sort(compareThreads);
+	let texts: string[] | undefined;
+	return {
+		threads,
+		texts: () => {
+			texts ??= threads.map(searchText);
+			return texts;
+		},
+	};
+}
+
+const sorted = new WeakMap<Machine, { dirty: boolean; listing: Listing }>();
 
 /**
- * A machine's active threads in list order, re-sorted only after its shell changed: a listing
- * then reads at most a page per machine instead of every thread.
+ * A machine's active threads in list order, re-sorted (and their search texts remade) only
+ * after its shell changed: a listing then reads at most a page per machine, and a search over
+ * 10 000 threads lower-cases none of them again.
  */
-function sortedThreads(machine: Machine): ThreadShell[] {
+function sortedThreads(machine: Machine): Listing {
 	let cache = sorted.get(machine);
 	if (!cache) {
-		const fresh = { dirty: true, threads: [] as ThreadShell[] };
+		const fresh = { dirty: true, listing: listing([]) };
 		machine.onChange((change) => {
 			if (change.kind !== "state" && change.kind !== "synchronized")
 				fresh.dirty = true;
@@ -134,9 +138,9 @@ function sortedThreads(machine: Machine): ThreadShell[] {
 	}
 	if (cache.dirty) {
 		cache.dirty = false;
-		cache.threads = machine.threads().sort(compareThreads);
+		cache.listing = listing(machine.threads());
 	}
-	return cache.threads;
+	return cache.listing;
 }
 
 /** Whether the thread sorts strictly after the cursor position (updatedAt desc, id asc). */
@@ -263,9 +267,11 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		const projects = projectsFor(deps, entry, filters.project);
 		if (projects.size === 0) continue;
 		projectSeen = true;
-		const threads = filters.archived
-			? (await entry.machine.archivedThreads()).sort(compareThreads)
+		const list = filters.archived
+			? listing(await entry.machine.archivedThreads())
 			: sortedThreads(entry.machine);
+		const { threads } = list;
+		const texts = query === undefined ? undefined : list.texts();
 		// Sorted: start after the cursor, stop once this machine cannot add to the page.
 		let i = position ? firstAfter(threads, position.at, position.id) : 0;
 		let taken = 0;
@@ -274,7 +280,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 			const project = projects.get(thread.projectId);
 			if (!project || thread.deletedAt) continue;
 			if (state !== "all" && threadState(thread) !== state) continue;
-			if (query !== undefined && !searchText(thread).includes(query)) continue;
+			if (query !== undefined && !texts?.[i]?.includes(query)) continue;
 			taken += 1;
 			page.offer(entry, thread, project);
 		}
@@ -287,9 +293,9 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	}
 	const rows = page.rows();
 	const more = matched > rows.length;
-	const records = new Map(deps.threads.all().map((r) => [r.thread_id, r]));
 	const threads: ListedThread[] = rows.map(({ entry, thread, project }) => {
-		const record = records.get(thread.id);
+		// One indexed read per row shown: the store may track thousands of threads.
+		const record = deps.threads.get(thread.id);
 		return {
 			thread_id: thread.id,
 			machine: entry.config.name,

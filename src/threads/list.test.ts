@@ -1,0 +1,159 @@
+import { describe, expect, test } from "bun:test";
+import type { ShellChange } from "../t3/machine-api.ts";
+import type { ThreadShell } from "../t3/model.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { listThreads, threadState } from "./list.ts";
+
+const shell = (patch: Partial<ThreadShell>): ThreadShell => ({
+	id: "t",
+	projectId: "p",
+	title: "a thread",
+	latestRunId: null,
+	activeRunId: null,
+	status: "idle",
+	pendingRuntimeRequest: null,
+	latestVisibleMessage: null,
+	updatedAt: "2026-12-01T00:00:00.000Z",
+	...patch,
+});
+
+describe("threadState", () => {
+	test("exactly one state, attention before active before settled", () => {
+		const pending = { id: "r", kind: "user_input" };
+		expect(
+			threadState(
+				shell({
+					status: "running",
+					activeRunId: "run",
+					pendingRuntimeRequest: pending,
+				}),
+			),
+		).toBe("attention");
+		expect(
+			threadState(
+				shell({ pendingRuntimeRequest: { id: "r", kind: "command" } }),
+			),
+		).toBe("attention");
+		expect(threadState(shell({ status: "failed" }))).toBe("attention");
+		expect(threadState(shell({ status: "queued" }))).toBe("active");
+		expect(threadState(shell({ status: "waiting" }))).toBe("active");
+		expect(threadState(shell({ status: "interrupted" }))).toBe("settled");
+		expect(threadState(shell({ status: "idle" }))).toBe("settled");
+	});
+});
+
+/** Two online machines holding `threads` each, with one allowed project "p" and a hidden "h". */
+function fakeDeps(threads: Record<string, ThreadShell[]>) {
+	const listeners = new Map<string, (c: ShellChange) => void>();
+	const entries = Object.entries(threads).map(([name, list]) => {
+		const held = new Map(list.map((t) => [t.id, t]));
+		return {
+			config: { name },
+			allows: (p: { title: string }) => p.title !== "hidden",
+			held,
+			machine: {
+				status: () => ({ state: "online", reason: null }),
+				projects: () => [
+					{ id: "p", title: "demo", workspaceRoot: "/srv/demo" },
+					{ id: "h", title: "hidden", workspaceRoot: "/srv/hidden" },
+				],
+				threads: () => [...held.values()],
+				onChange(listener: (c: ShellChange) => void) {
+					listeners.set(name, listener);
+					return () => {};
+				},
+			},
+		};
+	});
+	const fleet = {
+		list: () => entries,
+		get: (name: string) => entries.find((e) => e.config.name === name),
+		names: () => entries.map((e) => e.config.name),
+		projects: (e: (typeof entries)[number]) =>
+			e.machine.projects().filter((p) => e.allows(p)),
+	};
+	const deps = {
+		fleet,
+		threads: { get: () => undefined },
+	} as unknown as ThreadDeps;
+	/** Replaces a thread on a machine and tells the listing, as a shell update would. */
+	const update = (machine: string, thread: ThreadShell) => {
+		entries.find((e) => e.config.name === machine)?.held.set(thread.id, thread);
+		listeners.get(machine)?.({
+			kind: "thread",
+			thread,
+			sequence: 1,
+			previous: undefined,
+		});
+	};
+	return { deps, update };
+}
+
+const at = (minute: number) =>
+	`2026-12-01T00:${String(minute).padStart(2, "0")}:00.000Z`;
+
+describe("listThreads", () => {
+	const threads = {
+		a: [
+			shell({ id: "a1", updatedAt: at(1) }),
+			shell({ id: "a2", updatedAt: at(3) }),
+			shell({ id: "a3", updatedAt: at(3) }),
+			shell({ id: "ah", projectId: "h", updatedAt: at(9) }),
+		],
+		b: [
+			shell({ id: "b1", updatedAt: at(2), title: "Fix the Parser" }),
+			shell({ id: "b2", updatedAt: at(3) }),
+		],
+	};
+
+	test("pages newest first across machines (ties by id), hidden projects left out", async () => {
+		const { deps } = fakeDeps(threads);
+		const ids: string[] = [];
+		let cursor: string | undefined;
+		for (;;) {
+			const page = await listThreads(deps, { limit: 2, cursor });
+			ids.push(...page.threads.map((t) => t.thread_id));
+			if (!page.next_cursor) break;
+			cursor = page.next_cursor;
+		}
+		expect(ids).toEqual(["a2", "a3", "b2", "b1", "a1"]);
+	});
+
+	test("an update moves a thread to the top; a search matches case-insensitively", async () => {
+		const { deps, update } = fakeDeps(threads);
+		expect((await listThreads(deps, {})).threads[0]?.thread_id).toBe("a2");
+		update("b", shell({ id: "b1", updatedAt: at(7), title: "Fix the Parser" }));
+		const after = await listThreads(deps, {});
+		expect(after.threads.map((t) => t.thread_id)).toEqual([
+			"b1",
+			"a2",
+			"a3",
+			"b2",
+			"a1",
+		]);
+		const found = await listThreads(deps, { query: "PARSER" });
+		expect(found.threads.map((t) => t.thread_id)).toEqual(["b1"]);
+	});
+
+	test("a cursor works only with the filters it was made for", async () => {
+		const { deps } = fakeDeps(threads);
+		const page = await listThreads(deps, { limit: 1 });
+		const cursor = page.next_cursor as string;
+		await expect(
+			listThreads(deps, { limit: 1, query: "x", cursor }),
+		).rejects.toThrow(
+			"cursor: it belongs to a t3_threads call with other filters",
+		);
+		// limit is not a filter: a bigger page from the same position is fine.
+		const rest = await listThreads(deps, { limit: 10, cursor });
+		expect(rest.threads.map((t) => t.thread_id)).toEqual([
+			"a3",
+			"b2",
+			"b1",
+			"a1",
+		]);
+		await expect(listThreads(deps, { cursor: "e30" })).rejects.toThrow(
+			"cursor: not a cursor t3_threads returned",
+		);
+	});
+});
