@@ -3,10 +3,11 @@
  * table and writes bench/results.json (raw figures + machine info). See bench/README.md.
  */
 import { cpus, totalmem } from "node:os";
+import { relative } from "node:path";
 import { benchFootprint } from "./footprint.ts";
 import { benchHealthz } from "./healthz.ts";
 import { config } from "./lib/config.ts";
-import { ensureBinary } from "./lib/server.ts";
+import { ensureBinary, ROOT } from "./lib/server.ts";
 import { type Row, renderTable } from "./lib/table.ts";
 import { benchLoad } from "./load.ts";
 import { benchOverhead } from "./overhead.ts";
@@ -69,7 +70,8 @@ const machine = {
 	bun: Bun.version,
 	platform: `${process.platform}-${process.arch}`,
 	date: new Date().toISOString(),
-	binary,
+	// Relative to the repository: results.json is committed and names no local path.
+	binary: { ...binary, path: relative(ROOT, binary.path) },
 	quick: config.quick,
 	config,
 	totalSeconds: Math.round((performance.now() - started) / 100) / 10,

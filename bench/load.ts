@@ -19,7 +19,7 @@ export async function benchLoad(): Promise<{
 	rows: Row[];
 	raw: Record<string, unknown>;
 }> {
-	const group = await startSims(SIMS, { stepMs: 300, coalesceMs: 20 });
+	const group = await startSims(SIMS, { stepMs: 300 });
 	const server = await startBinary({ machines: group.refs });
 	const dispatcher = await connectMcp(server.mcpUrl);
 	const waiters: Client[] = [];

@@ -11,23 +11,33 @@ export async function startFleet(
 	machines: number,
 	threads: number,
 ): Promise<Fleet> {
-	const proc = Bun.spawn(
-		[
-			process.execPath,
-			new URL("sim-fleet.ts", import.meta.url).pathname,
-			String(machines),
-			String(threads),
-		],
-		{
-			stdin: "pipe",
-			stdout: "pipe",
-			stderr: "inherit",
-		},
-	);
+	const { value, stop } = await spawnReporting<Omit<Fleet, "stop">>([
+		process.execPath,
+		new URL("sim-fleet.ts", import.meta.url).pathname,
+		String(machines),
+		String(threads),
+	]);
+	return { ...value, stop };
+}
+
+/**
+ * Runs a bench subprocess that prints one JSON line when ready (then runs until SIGTERM);
+ * hands back that value, the process and its stop function.
+ */
+export async function spawnReporting<T>(command: string[]): Promise<{
+	value: T;
+	proc: ReturnType<typeof Bun.spawn>;
+	stop(): Promise<void>;
+}> {
+	const proc = Bun.spawn(command, {
+		stdin: "pipe",
+		stdout: "pipe",
+		stderr: "inherit",
+	});
 	const reader = proc.stdout.getReader();
 	const decoder = new TextDecoder();
 	let text = "";
-	const deadline = Date.now() + 60_000;
+	const deadline = Date.now() + 120_000;
 	while (!text.includes("\n")) {
 		const { value, done } = await Promise.race([
 			reader.read(),
@@ -38,17 +48,15 @@ export async function startFleet(
 		]);
 		if (done) {
 			proc.kill("SIGKILL");
-			throw new Error("sim fleet did not report its machines");
+			throw new Error(`${command.join(" ")} did not report`);
 		}
 		text += decoder.decode(value);
 	}
 	reader.releaseLock();
-	const parsed = JSON.parse(text.slice(0, text.indexOf("\n"))) as Omit<
-		Fleet,
-		"stop"
-	>;
+	const value = JSON.parse(text.slice(0, text.indexOf("\n"))) as T;
 	return {
-		...parsed,
+		value,
+		proc,
 		async stop() {
 			proc.kill("SIGTERM");
 			const code = await Promise.race([

@@ -1,7 +1,10 @@
 /**
- * A loopback webhook receiver that stamps each POST with performance.now() when its body is in,
+ * A loopback webhook receiver that stamps each POST with wall time (epoch ms, sub-ms precision,
+ * comparable with the simulators' outcome times in any process) when its body is in,
  * answers 204 at once and skips signature checks (test/helpers/receiver.ts covers those).
  */
+import { wallMs } from "../../src/sim/outcome-times.ts";
+
 export interface Received {
 	at: number;
 	body: { id: string; type: string; thread_id: string; run_id: string | null };
@@ -16,7 +19,7 @@ export function startTimedReceiver() {
 		idleTimeout: 0,
 		async fetch(request) {
 			const text = await request.text();
-			const entry: Received = { at: performance.now(), body: JSON.parse(text) };
+			const entry: Received = { at: wallMs(), body: JSON.parse(text) };
 			received.push(entry);
 			for (const listener of listeners) listener(entry);
 			return new Response(null, { status: 204 });

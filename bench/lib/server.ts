@@ -44,6 +44,8 @@ export async function startBinary(options: {
 	dir?: string;
 	statePath?: string;
 	env?: Record<string, string>;
+	/** Pin the connector to this CPU (taskset), apart from the load generator. */
+	cpu?: number;
 }): Promise<BenchServer> {
 	const dir = options.dir ?? tempDir();
 	const server = await startServerProcess({
@@ -51,7 +53,10 @@ export async function startBinary(options: {
 		machines: options.machines,
 		statePath: options.statePath ?? join(dir, "state.sqlite"),
 		env: { T3CODE_MCP_LOG_LEVEL: "error", ...options.env },
-		command: [BINARY, "serve"],
+		command:
+			options.cpu === undefined
+				? [BINARY, "serve"]
+				: ["taskset", "-c", String(options.cpu), BINARY, "serve"],
 	});
 	return {
 		...server,

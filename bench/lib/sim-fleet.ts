@@ -10,7 +10,7 @@ import { startSims } from "./sims.ts";
 
 const machineCount = Number(process.argv[2] ?? 50);
 const threadCount = Number(process.argv[3] ?? 0);
-const group = await startSims(machineCount, { stepMs: 20, coalesceMs: 20 });
+const group = await startSims(machineCount, { stepMs: 20 });
 const threads: { threadId: string; machine: string; projectId: string }[] = [];
 await Promise.all(
 	group.refs.map(async (ref, i) => {

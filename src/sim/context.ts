@@ -5,6 +5,7 @@
 import type { Auth } from "./auth.ts";
 import type { SimConfigState } from "./config-stream.ts";
 import type { Engine } from "./engine.ts";
+import type { OutcomeTimes } from "./outcome-times.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store } from "./store.ts";
 import type { SimFrame } from "./types.ts";
@@ -19,6 +20,7 @@ export interface SimContext {
 	engine: Engine;
 	auth: Auth;
 	scheduler: Scheduler;
+	outcomes: OutcomeTimes;
 	/** Providers `server.getConfig` reports, and the config stream subscribers. */
 	config: SimConfigState;
 	faults: {

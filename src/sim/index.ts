@@ -5,6 +5,7 @@
 export { runSimCommand } from "./cli.ts";
 export { startSim } from "./sim.ts";
 export type {
+	RunOutcomeTimes,
 	Sim,
 	SimFrame,
 	SimOptions,

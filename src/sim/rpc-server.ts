@@ -214,6 +214,7 @@ export function createConnection(
 		const values = stream.queue.splice(0, MAX_BATCH);
 		stream.inFlight = true;
 		send({ _tag: "Chunk", requestId, values });
+		if (!closed && !ctx.faults.blackholed) ctx.outcomes.noteSent(values);
 	}
 
 	function reply(requestId: string, outcome: Outcome): void {

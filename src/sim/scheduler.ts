@@ -13,19 +13,24 @@ export class Cancelled extends Error {
 
 export interface Scheduler {
 	sleep(ms: number, signal?: AbortSignal): Promise<void>;
-	later(ms: number, fn: () => void): void;
+	/** Runs `fn` after `ms`; returns a function that cancels it. */
+	later(ms: number, fn: () => void): () => void;
 	cancelAll(): void;
 }
 
 export function createScheduler(): Scheduler {
 	const timers = new Set<ReturnType<typeof setTimeout>>();
 
-	function later(ms: number, fn: () => void): void {
+	function later(ms: number, fn: () => void): () => void {
 		const timer = setTimeout(() => {
 			timers.delete(timer);
 			fn();
 		}, ms);
 		timers.add(timer);
+		return () => {
+			clearTimeout(timer);
+			timers.delete(timer);
+		};
 	}
 
 	function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * `orchestration.subscribeShell` (PROTOCOL.md §8.2): authoritative or metadata-only snapshot,
  * replayed coalesced deltas after `afterSequence`, `synchronized`, then live `thread.updated`
- * items carrying each thread's current shell, coalesced per thread inside `coalesceMs`.
+ * items carrying each thread's current shell, coalesced per thread inside `coalesceMs` (the
+ * newest state per thread per window, as a real server does; intermediate states are skipped).
  */
 import type { SimContext } from "./context.ts";
 import type { ThreadState } from "./store.ts";
@@ -40,9 +41,9 @@ export function openShellStream(
 	push(initial);
 
 	const dirty = new Set<string>();
-	let timer: ReturnType<typeof setTimeout> | undefined;
+	let cancelTimer: (() => void) | undefined;
 	const flush = () => {
-		timer = undefined;
+		cancelTimer = undefined;
 		const threads = [...dirty]
 			.map((id) => store.threads.get(id))
 			.filter((t): t is ThreadState => t !== undefined);
@@ -53,12 +54,13 @@ export function openShellStream(
 	const unsubscribe = store.subscribe((entry) => {
 		if (entry.threadId === null) return;
 		dirty.add(entry.threadId);
+		// A window opens with the first change and closes coalesceMs later (§8.2: ≤ 50 ms).
 		if (ctx.coalesceMs <= 0) flush();
-		else timer ??= setTimeout(flush, ctx.coalesceMs);
+		else cancelTimer ??= ctx.scheduler.later(ctx.coalesceMs, flush);
 	});
 	return () => {
 		unsubscribe();
-		if (timer) clearTimeout(timer);
+		cancelTimer?.();
 	};
 }
 

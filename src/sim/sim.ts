@@ -9,6 +9,7 @@ import { createConfigState, setProvider } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import { createEngine } from "./engine.ts";
 import { authInvalid, handleHttp, json } from "./http-routes.ts";
+import { createOutcomeTimes } from "./outcome-times.ts";
 import { newId } from "./rows.ts";
 import { type ConnData, createConnection } from "./rpc-server.ts";
 import { createScheduler } from "./scheduler.ts";
@@ -23,7 +24,9 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const store = createStore();
 	for (const project of options.projects ?? DEFAULT_PROJECTS)
 		store.addProject(project);
-	const scheduler = createScheduler();
+	const scheduler = options.scheduler ?? createScheduler();
+	const outcomes = createOutcomeTimes();
+	store.subscribe((entry) => outcomes.noteEvent(entry.event));
 	const engine = createEngine({
 		store,
 		scheduler,
@@ -37,7 +40,8 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const requests: Record<string, number> = {};
 	const ctx: SimContext = {
 		protocol: options.protocol ?? 2,
-		coalesceMs: options.coalesceMs ?? 20,
+		// A real server coalesces shell deltas in windows of up to 50 ms (PROTOCOL.md §8.2).
+		coalesceMs: options.coalesceMs ?? 50,
 		serverVersion: options.serverVersion ?? "0.1.0-sim",
 		label: options.label ?? "T3 simulator",
 		environmentId: `sim-${newId()}`,
@@ -45,6 +49,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		engine,
 		auth,
 		scheduler,
+		outcomes,
 		config: createConfigState(),
 		faults: { blackholed: false, delayMs: 0, dropReplies: new Map() },
 		wire: { recording: false, frames: [], requests },
@@ -185,12 +190,15 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 				(n, ws) => n + (ws.data.conn?.unacked() ?? 0),
 				0,
 			),
+			shellUpdates: outcomes.shellUpdates(),
 			requests: { ...requests },
 		}),
 		record(on) {
 			ctx.wire.recording = on;
 		},
 		frames: () => [...ctx.wire.frames],
+		runOutcome: (runId) => outcomes.get(runId),
+		runOutcomes: () => outcomes.all(),
 		setProvider: (instanceId, patch, options) =>
 			setProvider(ctx, instanceId, patch, options?.notify ?? true),
 	};

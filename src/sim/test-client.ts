@@ -3,6 +3,7 @@
  * of the product's protocol client, plus deadline-bounded waits (no fixed sleeps). Used by
  * the `*.test.ts` files beside it; not exported from index.ts.
  */
+import { Cancelled, type Scheduler } from "./scheduler.ts";
 import { startSim } from "./sim.ts";
 import type { Sim, SimOptions } from "./types.ts";
 
@@ -238,4 +239,61 @@ export async function startSimWithClient(
 	const projectId = await firstProjectId(sim);
 	const client = await connect(sim);
 	return { sim, projectId, client };
+}
+
+/**
+ * A scheduler for `startSim({ scheduler })` whose time moves only when the test says so: agent
+ * steps, the `waiting` phase and shell coalescing windows all fire from `advance`, in order.
+ */
+export function manualScheduler(): Scheduler & {
+	advance(ms: number): Promise<void>;
+	now(): number;
+} {
+	let now = 0;
+	let nextId = 1;
+	const timers = new Map<number, { at: number; fn: () => void }>();
+	const add = (ms: number, fn: () => void) => {
+		const id = nextId++;
+		timers.set(id, { at: now + Math.max(0, ms), fn });
+		return id;
+	};
+	const settle = () => new Promise((resolve) => setImmediate(resolve));
+	return {
+		now: () => now,
+		later(ms, fn) {
+			const id = add(ms, fn);
+			return () => timers.delete(id);
+		},
+		sleep(ms, signal) {
+			return new Promise((resolve, reject) => {
+				if (signal?.aborted) return reject(new Cancelled());
+				const id = add(ms, () => {
+					signal?.removeEventListener("abort", onAbort);
+					resolve();
+				});
+				function onAbort() {
+					timers.delete(id);
+					reject(new Cancelled());
+				}
+				signal?.addEventListener("abort", onAbort, { once: true });
+			});
+		},
+		cancelAll: () => timers.clear(),
+		async advance(ms) {
+			const target = now + ms;
+			await settle();
+			for (;;) {
+				let due: [number, { at: number; fn: () => void }] | undefined;
+				for (const entry of timers)
+					if (entry[1].at <= target && (!due || entry[1].at < due[1].at))
+						due = entry;
+				if (!due) break;
+				timers.delete(due[0]);
+				now = due[1].at;
+				due[1].fn();
+				await settle();
+			}
+			now = target;
+		},
+	};
 }

@@ -2,6 +2,10 @@
  * Public types of the protocol-2 T3 Code simulator: the options `startSim` takes and the
  * handle it returns. Integration tests and the `demo`/`sim` commands code against these.
  */
+import type { RunOutcomeTimes } from "./outcome-times.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+export type { RunOutcomeTimes } from "./outcome-times.ts";
 
 export interface SimProjectOption {
 	id?: string;
@@ -29,7 +33,10 @@ export interface SimOptions {
 	projects?: SimProjectOption[];
 	/** Pacing between scripted agent steps; default 20. */
 	stepMs?: number;
-	/** Shell-stream coalescing window; default 20; 0 = emit every change at once. */
+	/**
+	 * Shell-stream coalescing window; default 50 like a real server (PROTOCOL.md §8.2); 0 =
+	 * emit every change at once. The thread stream is never coalesced.
+	 */
 	coalesceMs?: number;
 	/**
 	 * Default true. false = a server without queue holding (OBSERVED.md §6.4 15, captures-v2
@@ -37,6 +44,8 @@ export interface SimOptions {
 	 * and `queue.resume` is an unknown command.
 	 */
 	queueHolding?: boolean;
+	/** Timers for pacing and coalescing (tests may pass their own for determinism). */
+	scheduler?: Scheduler;
 	/** Default "0.1.0-sim". */
 	serverVersion?: string;
 	label?: string;
@@ -52,6 +61,8 @@ export interface SimStats {
 	connections: number;
 	/** Streams whose last Chunk has not been acked yet (the sim holds their next Chunk). */
 	unackedChunks: number;
+	/** Shell `thread.updated` items sent on all connections. */
+	shellUpdates: number;
 	/** Requests seen, by RPC tag or by "METHOD /route". */
 	requests: Record<string, number>;
 }
@@ -86,6 +97,9 @@ export interface Sim {
 	stats(): SimStats;
 	record(on: boolean): void;
 	frames(): SimFrame[];
+	/** When a run's outcome was written and first sent on any stream (outcome-times.ts). */
+	runOutcome(runId: string): RunOutcomeTimes | undefined;
+	runOutcomes(): RunOutcomeTimes[];
 	/**
 	 * Change one provider instance of `server.getConfig` (merged into it, e.g.
 	 * `{auth: {status: "authenticated"}}`); subscribers of `subscribeServerConfig` hear of it

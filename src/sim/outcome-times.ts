@@ -1,0 +1,82 @@
+/**
+ * When each run's outcome came to be and when the simulator first put it on the wire, on any
+ * stream (a thread stream's terminal `run.updated`, or a shell `thread.updated` whose latest
+ * run is terminal). Benchmarks measure from that first frame: nothing can know sooner.
+ * Times are epoch milliseconds with sub-millisecond precision, comparable across processes.
+ */
+import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+
+export interface RunOutcomeTimes {
+	runId: string;
+	threadId: string;
+	status: string;
+	/** The run's terminal row was written. */
+	endedAt: number;
+	/** The first frame showing it was sent (undefined until one was). */
+	sentAt?: number;
+	via?: "thread" | "shell";
+}
+
+export interface OutcomeTimes {
+	/** A store entry: notes terminal `run.updated` rows. */
+	noteEvent(event: Record<string, unknown> | null): void;
+	/** Values of a Chunk just sent. */
+	noteSent(values: unknown[]): void;
+	get(runId: string): RunOutcomeTimes | undefined;
+	all(): RunOutcomeTimes[];
+	/** Shell `thread.updated` items sent so far (load benchmarks size their rate by it). */
+	shellUpdates(): number;
+}
+
+export const wallMs = (): number => performance.timeOrigin + performance.now();
+
+export function createOutcomeTimes(): OutcomeTimes {
+	const runs = new Map<string, RunOutcomeTimes>();
+	let shellUpdates = 0;
+	const sent = (runId: unknown, via: "thread" | "shell", at: number) => {
+		if (typeof runId !== "string") return;
+		const entry = runs.get(runId);
+		if (entry && entry.sentAt === undefined) {
+			entry.sentAt = at;
+			entry.via = via;
+		}
+	};
+	return {
+		noteEvent(event) {
+			if (event?.type !== "run.updated") return;
+			const run = event.payload as Record<string, unknown> | null;
+			const status = run?.status;
+			if (typeof status !== "string" || !TERMINAL_RUN_STATUSES.has(status))
+				return;
+			if (typeof run?.id !== "string" || runs.has(run.id)) return;
+			runs.set(run.id, {
+				runId: run.id,
+				threadId: String(run.threadId),
+				status,
+				endedAt: wallMs(),
+			});
+		},
+		noteSent(values) {
+			let at: number | undefined;
+			for (const value of values as Record<string, unknown>[]) {
+				if (value?.kind === "event") {
+					const event = value.event as Record<string, unknown> | undefined;
+					if (event?.type !== "run.updated") continue;
+					const run = event.payload as Record<string, unknown> | undefined;
+					if (!TERMINAL_RUN_STATUSES.has(String(run?.status))) continue;
+					at ??= wallMs();
+					sent(run?.id, "thread", at);
+				} else if (value?.kind === "thread.updated") {
+					shellUpdates++;
+					const thread = value.thread as Record<string, unknown> | undefined;
+					if (!TERMINAL_RUN_STATUSES.has(String(thread?.status))) continue;
+					at ??= wallMs();
+					sent(thread?.latestRunId, "shell", at);
+				}
+			}
+		},
+		get: (runId) => runs.get(runId),
+		all: () => [...runs.values()],
+		shellUpdates: () => shellUpdates,
+	};
+}

@@ -1,0 +1,115 @@
+/**
+ * The simulator's defaults model a real server (OBSERVED.md §5.6, §7; PROTOCOL.md §8.2): the
+ * shell is coalesced in windows of up to 50 ms, the thread stream is not, a run passes through
+ * `waiting` before `completed`, and the sim records the first frame that showed each outcome.
+ * Time is the test's: a manual scheduler drives steps, the waiting phase and the windows.
+ */
+import { afterEach, describe, expect, it } from "bun:test";
+import { startSim } from "./sim.ts";
+import {
+	connect,
+	type Frame,
+	firstProjectId,
+	launchPayload,
+	manualScheduler,
+	type RawClient,
+} from "./test-client.ts";
+import type { Sim } from "./types.ts";
+
+let sim: Sim | undefined;
+let client: RawClient | undefined;
+afterEach(async () => {
+	client?.close();
+	await sim?.stop();
+});
+
+/** Everything the sim sent before this reaches us (a Ping's Pong comes after it). */
+async function flushed(c: RawClient): Promise<void> {
+	const pongs = c.received.filter((f) => f._tag === "Pong").length;
+	c.send({ _tag: "Ping" });
+	await c.waitFrame(
+		() => c.received.filter((f) => f._tag === "Pong").length > pongs,
+	);
+}
+
+describe("sim defaults", () => {
+	it("coalesces the shell in 50 ms windows, streams the thread at once, and records the first outcome frame", async () => {
+		const clock = manualScheduler();
+		sim = await startSim({ scheduler: clock });
+		const projectId = await firstProjectId(sim);
+		const c = await connect(sim);
+		client = c;
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
+		await shell.waitFor((i) => i.kind === "synchronized");
+		const launch = launchPayload(projectId, "hello");
+		const exit = await c.call("orchestration.launchThread", launch);
+		expect(exit._tag).toBe("Success");
+		const thread = c.stream("orchestration.subscribeThread", {
+			threadId: launch.threadId,
+			afterSequence: 0,
+			requestCompletionMarker: true,
+		});
+		await thread.waitFor((i) => i.kind === "synchronized");
+		const deltas = () =>
+			shell.items.filter((i: Frame) => i.kind === "thread.updated");
+		// The launch's changes wait for the window to close.
+		await clock.advance(49);
+		await flushed(c);
+		expect(deltas()).toHaveLength(0);
+		await clock.advance(1);
+		await shell.waitFor((i) => i.kind === "thread.updated");
+		expect(deltas()).toHaveLength(1);
+
+		const runStatuses = () =>
+			thread.items
+				.filter((i: Frame) => String(i.event?.type).startsWith("run."))
+				.map((i: Frame) => i.event.payload.status);
+		for (let t = 0; t < 2_000 && !runStatuses().includes("completed"); t += 5)
+			await clock.advance(5);
+		await flushed(c);
+		expect(runStatuses()).toEqual([
+			"preparing",
+			"starting",
+			"running",
+			"waiting",
+			"completed",
+		]);
+		const runId = thread.items.find(
+			(i: Frame) => i.event?.type === "run.updated",
+		).event.payload.id;
+		// The thread stream showed the outcome first.
+		expect(sim.runOutcome(runId)).toMatchObject({
+			runId,
+			threadId: launch.threadId,
+			status: "completed",
+			via: "thread",
+		});
+		const outcome = sim.runOutcome(runId);
+		expect(outcome?.sentAt).toBeGreaterThanOrEqual(outcome?.endedAt ?? 0);
+		await clock.advance(50);
+		await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.status === "completed",
+		);
+		// Far fewer shell deltas than thread events: intermediate states were coalesced away.
+		expect(deltas().length).toBeLessThan(runStatuses().length);
+	});
+
+	it("records the shell frame as the first when nobody follows the thread", async () => {
+		const clock = manualScheduler();
+		sim = await startSim({ scheduler: clock, stepMs: 1 });
+		const projectId = await firstProjectId(sim);
+		const c = await connect(sim);
+		client = c;
+		const shell = c.stream("orchestration.subscribeShell", {});
+		const launch = launchPayload(projectId, "hello");
+		await c.call("orchestration.launchThread", launch);
+		for (let i = 0; i < 40; i++) await clock.advance(5);
+		await shell.waitFor(
+			(i) => i.kind === "thread.updated" && i.thread.status === "completed",
+		);
+		const [outcome] = sim.runOutcomes();
+		expect(outcome).toMatchObject({ status: "completed", via: "shell" });
+	});
+});
