@@ -212,7 +212,7 @@ export async function readDiff(
 		if (error instanceof T3Error && error.code === "REJECTED")
 			return empty(
 				target.id,
-				`T3 has no diff for ${wholeThread ? "this thread" : runLabel(target)}: no checkpoint was captured (interrupted and failed runs, and some first runs, get none). T3 says: ${t3Reason(error).slice(0, 500)}`,
+				`T3 has no diff for ${wholeThread ? "this thread" : runLabel(target)}: no checkpoint was captured (interrupted and failed runs, and some first runs, get none). T3 says: ${t3Reason(error)}`,
 			);
 		throw error;
 	}

@@ -10,6 +10,7 @@ import {
 	type ThreadProjection,
 	type ThreadShell,
 } from "../t3/model.ts";
+import { redact } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { once } from "./idempotency.ts";
@@ -37,8 +38,6 @@ export interface ManageResult {
 }
 
 const REASON = "Requested through t3code-mcp";
-/** T3's refusal text is outside text: shown capped. */
-const T3_TEXT_MAX = 500;
 
 function checkTitle(action: ManageAction, title: string | undefined): void {
 	if (action === "rename" && (title === undefined || title.trim() === ""))
@@ -117,14 +116,18 @@ function refusal(
 	error: T3Error,
 	projection: ThreadProjection,
 ): ThreadError {
-	const text = t3Reason(error).slice(0, T3_TEXT_MAX);
+	const text = t3Reason(error);
 	return new ThreadError(
 		`T3 machine "${located.entry.config.name}" refused ${action} on thread "${located.threadId}": ${text} ${firstStep(action, located.shell, projection)}`,
 	);
 }
 
-/** The most specific text of a T3 failure (a typed error's nested cause says why). */
+/** The most specific text of a T3 failure (a typed error's nested cause says why), redacted. */
 export function t3Reason(error: T3Error): string {
+	return redact(rawReason(error));
+}
+
+function rawReason(error: T3Error): string {
 	const raw = error.detail?.raw as
 		| { message?: unknown; cause?: { message?: unknown } }
 		| undefined;
@@ -283,7 +286,7 @@ async function remove(
 		own.undo();
 		if (error instanceof T3Error && error.code === "REJECTED")
 			throw new ThreadError(
-				`T3 machine "${located.entry.config.name}" refused to delete thread "${threadId}": ${t3Reason(error).slice(0, T3_TEXT_MAX)}`,
+				`T3 machine "${located.entry.config.name}" refused to delete thread "${threadId}": ${t3Reason(error)}`,
 			);
 		throw error;
 	}
