@@ -4,6 +4,9 @@
  * (provider-session.detach), §6.8–6.9 (metadata, archive, settle, delete) and the refusals.
  */
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
 	dispatchCommand,
 	dispatchPayload,
@@ -128,6 +131,38 @@ describe("sim diffs (PROTOCOL.md §5)", () => {
 		expect(none.cause[0].error.cause.message).toContain(
 			"Checkpoint ref is unavailable for turn 3.",
 		);
+	});
+});
+
+describe("sim workspace", () => {
+	it("edits only its in-memory copy, never the project directory it was given", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "sim-project-"));
+		writeFileSync(join(dir, "README.md"), "mine\n");
+		const own = await startSimWithClient({
+			stepMs: 2,
+			coalesceMs: 2,
+			projects: [{ title: "mine", workspaceRoot: dir }],
+		});
+		try {
+			const payload = launchPayload(own.projectId, "big edit");
+			const exit = await own.client.call("orchestration.launchThread", payload);
+			const runId = exit.value.projection.runs[0].id;
+			const stream = own.client.stream("orchestration.subscribeThread", {
+				threadId: payload.threadId,
+				afterSequence: 0,
+			});
+			await stream.waitFor(runEnded(runId, "completed"));
+			const diff = await own.client.call("orchestration.getFullThreadDiff", {
+				threadId: payload.threadId,
+				toTurnCount: 1,
+			});
+			expect(diff.value.diff).toContain("+++ b/data/big.txt");
+			expect(readdirSync(dir)).toEqual(["README.md"]);
+		} finally {
+			own.client.close();
+			await own.sim.stop();
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });
 
