@@ -3,6 +3,7 @@
  * user fixes them in one pass; each message line names the file (or env variable), the key path
  * and what was expected. Secret values are never rendered.
  */
+import { hasUserinfo } from "./values.ts";
 
 export interface ConfigProblem {
 	/** The config file as the user named it; undefined for an environment variable. */
@@ -51,7 +52,9 @@ export function expectedProblem(
 ): ConfigProblem {
 	let message: string;
 	if (value === undefined) message = `missing; expected ${expected}`;
-	else if (opts.secret) message = `expected ${expected}`;
+	// A URL with user:password@ carries a credential, whatever key it was given for.
+	else if (opts.secret || (typeof value === "string" && hasUserinfo(value)))
+		message = `expected ${expected}`;
 	else message = `expected ${expected}, got ${renderValue(value)}`;
 	return { file, key, expected, message };
 }

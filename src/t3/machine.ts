@@ -135,7 +135,8 @@ export function createMachine(
 	}
 
 	function setState(state: MachineState, raw: string | null): void {
-		// Reasons quote servers and proxies (close reasons, error bodies): shown and logged as is.
+		// Reasons quote servers and proxies (close reasons, error bodies): redacted once here,
+		// before t3_machines, /healthz or the log show them.
 		const reason = raw === null ? null : redact(raw);
 		if (status.state === state && status.reason === reason) return;
 		status = { ...status, state, reason };
