@@ -6,8 +6,11 @@ import { redact } from "../util/redact.ts";
 
 /** What anyone who can reach `/healthz` sees when `T3CODE_MCP_TOKEN` is set and not sent. */
 export function publicHealth(services: Services) {
-	const report = healthReport(services);
-	return { status: report.status, version: report.version };
+	const storageError = services.writeProbe.check(services.threadDeps.now());
+	return {
+		status: storageError ? "degraded" : "ok",
+		version: services.version,
+	};
 }
 
 export function healthReport(services: Services) {
