@@ -7,9 +7,10 @@ import { createEvents, type Events } from "./events/events.ts";
 import { followWatched } from "./events/follow-watched.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
-import { type Db, openDb } from "./store/db.ts";
+import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
 import { createOperationStore } from "./store/operations.ts";
+import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
 import { createMachine } from "./t3/machine.ts";
@@ -59,7 +60,9 @@ export function createServices(
 	// Before anything can log or talk to a machine: from here on every secret is masked.
 	registerConfigSecrets(config);
 	const metrics = createMetrics();
-	const db = openDb(config.server.statePath);
+	// Locks the state file for this process's lifetime; throws a StartupError when it cannot.
+	const state = openState(config.server.statePath);
+	const { db } = state;
 	const shutdown = new AbortController();
 	const makeMachine =
 		options.machineFactory ??
@@ -143,6 +146,7 @@ export function createServices(
 			await events.stop();
 			await fleet.stop();
 			db.close();
+			state.lock?.release();
 		},
 	};
 }

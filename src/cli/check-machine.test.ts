@@ -196,7 +196,7 @@ describe("runCheck", () => {
 		const { code, out } = await run([], env);
 		expect(code).toBe(0);
 		expect(out).toContain("✓ config valid: 1 machine: mac");
-		expect(out).toContain("✓ state path writable:");
+		expect(out).toContain("✓ state file usable:");
 		expect(out).toContain("✓ orchestration protocol 2");
 		expect(out).toContain('✓ projects "*": matches "api", "dotfiles"');
 		expect(out).not.toContain("✗");
@@ -280,7 +280,7 @@ describe("runCheck", () => {
 			T3CODE_MCP_STATE: join(blocker, "x.sqlite"),
 		});
 		expect(code).toBe(1);
-		expect(out).toContain("✗ state path writable:");
+		expect(out).toContain("✗ state file usable:");
 	});
 
 	test("an unknown flag exits 2", async () => {

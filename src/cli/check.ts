@@ -3,10 +3,10 @@
  * the state path, print one line per check with ✓/✗ and the fix for each ✗. Exit 0 only when
  * everything passes, 1 when a check fails, 3 on a configuration error, 2 on a bad flag.
  */
-import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Env } from "../config/env.ts";
 import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import { inspectStatePath } from "../store/state-file.ts";
+import { lockFileOf, probeLock } from "../store/state-lock.ts";
 import { maskSecrets, urlOrigin } from "../util/redact.ts";
 import {
 	type CheckResult,
@@ -28,39 +28,40 @@ export interface CheckDeps extends ProbeOptions {
 	write?: (text: string) => void;
 }
 
-/** Whether the process could create (or open for writing) the sqlite file at `path`. */
+/** Whether `serve` could use the state file at `path` (state-file.ts says what it refuses). */
 export function statePathCheck(path: string): CheckResult {
-	const name = "state path writable";
-	if (path === ":memory:")
-		return { name, ok: true, detail: "in memory (nothing is kept)" };
-	const fix = `make ${dirname(path)} writable by this user, or point T3CODE_MCP_STATE at a writable path`;
+	const name = "state file usable";
+	const found = inspectStatePath(path);
+	return found.ok
+		? { name, ok: true, detail: found.detail }
+		: { name, ok: false, detail: found.detail, fix: found.fix };
+}
+
+/**
+ * Whether a server holds the state file. Beside a running server (`docker compose exec … check`)
+ * its lock is expected, so held is a ✓ naming the holder; a free lock is a ✓ too.
+ */
+export function stateLockCheck(path: string): CheckResult | undefined {
+	if (path === ":memory:") return undefined;
+	const name = "state file lock";
+	let probe: ReturnType<typeof probeLock>;
 	try {
-		if (existsSync(path)) {
-			if (statSync(path).isDirectory())
-				return {
-					name,
-					ok: false,
-					detail: `${path} is a directory`,
-					fix: "point T3CODE_MCP_STATE at a file path",
-				};
-			accessSync(path, constants.W_OK);
-			accessSync(dirname(path), constants.W_OK); // sqlite writes -wal/-shm beside it
-			return { name, ok: true, detail: `${path} exists and is writable` };
-		}
-		// The server creates missing directories; the nearest existing one must be writable.
-		let dir = dirname(path);
-		while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
-		if (!statSync(dir).isDirectory())
-			return { name, ok: false, detail: `${dir} is not a directory`, fix };
-		accessSync(dir, constants.W_OK);
+		probe = probeLock(path);
+	} catch (error) {
+		return {
+			name,
+			ok: false,
+			detail: `cannot test the lock on ${lockFileOf(path)}: ${(error as Error).message}`,
+			fix: "run check on the machine (or in the container) that runs the server",
+		};
+	}
+	if (probe?.held)
 		return {
 			name,
 			ok: true,
-			detail: `${path} will be created (${dir} is writable)`,
+			detail: `held by the running server (${probe.holder})`,
 		};
-	} catch (err) {
-		return { name, ok: false, detail: (err as Error).message, fix };
-	}
+	return { name, ok: true, detail: "free: no server is using it now" };
 }
 
 /** Where events go, by origin only (the URL's path often holds a secret). */
@@ -153,6 +154,7 @@ export async function runCheck(
 	// Safety net: no detail shows a configured secret, whatever text it quotes.
 	for (const m of machines)
 		for (const c of m.checks) c.detail = maskSecrets(c.detail);
+	const lockCheck = stateLockCheck(config.server.statePath);
 	const configChecks: CheckResult[] = [
 		{
 			name: "config valid",
@@ -163,6 +165,7 @@ export async function runCheck(
 					: `${config.machines.length} machine${config.machines.length === 1 ? "" : "s"}: ${config.machines.map((m) => m.name).join(", ")}`,
 		},
 		statePathCheck(config.server.statePath),
+		...(lockCheck ? [lockCheck] : []),
 		hookCheck(config.server.hookUrl),
 	];
 	const ok =

@@ -9,7 +9,12 @@ import { join } from "node:path";
 import type { Env } from "../config/env.ts";
 import { startSim } from "../sim/index.ts";
 import { createLogger } from "../util/log.ts";
-import { load, runUntilSignal, untilSignal } from "./run-server.ts";
+import {
+	load,
+	runUntilSignal,
+	startOrExplain,
+	untilSignal,
+} from "./run-server.ts";
 import { startServer } from "./serve.ts";
 
 export async function runDemo(env: Env = process.env): Promise<number> {
@@ -44,7 +49,11 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 		return config;
 	}
 	const log = createLogger(config.server.logLevel);
-	const server = await startServer(config, { log });
+	const server = await startOrExplain(() => startServer(config, { log }));
+	if (typeof server === "number") {
+		await sim.stop();
+		return server;
+	}
 	const auth = config.server.token
 		? ` --header "Authorization: Bearer $T3CODE_MCP_TOKEN"`
 		: "";

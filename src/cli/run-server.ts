@@ -1,6 +1,7 @@
 /** `serve` and `demo`: run the server until SIGINT/SIGTERM, then stop cleanly (exit 0). */
 import type { Env } from "../config/env.ts";
 import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { urlOrigin } from "../util/redact.ts";
@@ -18,6 +19,22 @@ export async function load(env: Env): Promise<AppConfig | number> {
 			return EXIT.config;
 		}
 		throw error;
+	}
+}
+
+/**
+ * Runs a start-up step; a StartupError (state file, port) becomes one line on stderr and
+ * exit 3, like a configuration error.
+ */
+export async function startOrExplain<T>(
+	start: () => Promise<T>,
+): Promise<T | number> {
+	try {
+		return await start();
+	} catch (error) {
+		if (!(error instanceof StartupError)) throw error;
+		process.stderr.write(`t3code-mcp: ${error.message}\n`);
+		return EXIT.config;
 	}
 }
 
@@ -49,7 +66,8 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	if (typeof config === "number") return config;
 	const log = createLogger(config.server.logLevel);
 	for (const warning of configWarnings(config)) log.warn(warning);
-	const server = await startServer(config, { log });
+	const server = await startOrExplain(() => startServer(config, { log }));
+	if (typeof server === "number") return server;
 	log.info("listening", {
 		url: server.mcpUrl,
 		machines: config.machines.map((m) => m.name),

@@ -2,6 +2,7 @@
  * Starts the MCP server on `Bun.serve` for a loaded config, and stops it in an order that
  * lets in-flight waits answer: waits end first, then the listener, then machines and sqlite.
  */
+import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
 import { createApp } from "../http/app.ts";
 import {
@@ -25,13 +26,19 @@ export async function startServer(
 ): Promise<RunningServer> {
 	const services = createServices(config, { version: VERSION, ...options });
 	const app = createApp(services);
-	const server = Bun.serve({
-		hostname: config.server.host,
-		port: config.server.port,
-		// Long tool calls may be quiet between SSE keep-alives; never let Bun cut them (notes/bun.md §2).
-		idleTimeout: 255,
-		fetch: app.fetch,
-	});
+	let server: ReturnType<typeof Bun.serve>;
+	try {
+		server = Bun.serve({
+			hostname: config.server.host,
+			port: config.server.port,
+			// Long tool calls may be quiet between SSE keep-alives; never let Bun cut them (notes/bun.md §2).
+			idleTimeout: 255,
+			fetch: app.fetch,
+		});
+	} catch (error) {
+		await services.stop(); // releases the state file for whoever starts next
+		throw listenError(error, config);
+	}
 	services.start();
 	const host = config.server.host.includes(":")
 		? `[${config.server.host}]`
@@ -60,4 +67,31 @@ export async function startServer(
 			return stopping;
 		},
 	};
+}
+
+/** A port in use (or an address we may not bind) as a StartupError; anything else as is. */
+function listenError(error: unknown, config: AppConfig): unknown {
+	const code = (error as { code?: unknown })?.code;
+	const { host, port } = config.server;
+	const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+	const fix = `stop the other process, or set T3CODE_MCP_PORT (or [server] port in ${config.file}) to a free port`;
+	if (code === "EADDRINUSE")
+		return new StartupError(
+			where,
+			"the port is in use by another process",
+			fix,
+		);
+	if (code === "EADDRNOTAVAIL")
+		return new StartupError(
+			where,
+			"this machine has no such address",
+			"set T3CODE_MCP_HOST to one of its addresses, or 0.0.0.0",
+		);
+	if (code === "EACCES")
+		return new StartupError(
+			where,
+			"this user may not listen on that port",
+			`use a port above 1023 (T3CODE_MCP_PORT or [server] port in ${config.file})`,
+		);
+	return error;
 }

@@ -83,6 +83,11 @@ const MIGRATIONS: string[] = [
 
 export type Db = Database;
 
+/** `PRAGMA application_id` of our files ("t3mc"), so another application's sqlite is told apart. */
+export const APPLICATION_ID = 0x74336d63;
+/** Tables of files written before the application id was set. */
+export const OWN_TABLES = ["threads", "dispatches", "events", "health_probe"];
+
 /** Opens (creating folders and file as needed) and migrates the state database. */
 export function openDb(path: string): Db {
 	if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -92,6 +97,11 @@ export function openDb(path: string): Db {
 	db.exec("PRAGMA synchronous = FULL");
 	db.exec("PRAGMA foreign_keys = ON");
 	migrate(db);
+	const { application_id } = db.query("PRAGMA application_id").get() as {
+		application_id: number;
+	};
+	if (path !== ":memory:" && application_id !== APPLICATION_ID)
+		db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
 	return db;
 }
 
