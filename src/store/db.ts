@@ -85,8 +85,8 @@ export type Db = Database;
 
 /** `PRAGMA application_id` of our files ("t3mc"), so another application's sqlite is told apart. */
 export const APPLICATION_ID = 0x74336d63;
-/** Tables of files written before the application id was set. */
-export const OWN_TABLES = ["threads", "dispatches", "events", "health_probe"];
+/** Tables every file of ours has had (those written before the application id was set too). */
+export const OWN_TABLES = ["threads", "dispatches", "events"];
 
 /** Opens (creating folders and file as needed) and migrates the state database. */
 export function openDb(path: string): Db {

@@ -165,7 +165,7 @@ function shapeProblem(
 
 /**
  * Is an existing file one of our databases? Empty files are (sqlite starts them); others must
- * carry the sqlite header and our application id, or (files from before the id) only our tables.
+ * carry the sqlite header and our application id, or (files from before the id) our first tables.
  */
 function contentProblem(path: string): string | undefined {
 	if (!existsSync(path) || statSync(path).size === 0) return undefined;
@@ -192,7 +192,9 @@ function contentProblem(path: string): string | undefined {
 		).map((t) => t.name);
 		const ours =
 			appId === APPLICATION_ID ||
-			(appId === 0 && tables.every((t) => OWN_TABLES.includes(t)));
+			(appId === 0 &&
+				(tables.length === 0 ||
+					OWN_TABLES.every((t) => tables.includes(t))));
 		if (ours) return undefined;
 		const shown =
 			tables.slice(0, 5).join(", ") + (tables.length > 5 ? ", …" : "");
