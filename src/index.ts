@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * t3code-mcp command line: `serve` (default), `demo`, `sim`, `check`, `healthcheck`,
+ * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `healthcheck`,
  * `--version`, `--help`. The only module with process-wide side effects.
  */
 import { runHealthcheck } from "./cli/healthcheck.ts";
@@ -26,6 +26,10 @@ async function main(argv: string[]): Promise<number> {
 		case "check": {
 			const { runCheck } = await import("./cli/check.ts");
 			return runCheck(rest);
+		}
+		case "stdio": {
+			const { runStdio } = await import("./cli/stdio.ts");
+			return runStdio();
 		}
 		case "healthcheck":
 			return runHealthcheck();

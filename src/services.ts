@@ -32,6 +32,8 @@ export interface Services {
 	metrics: Metrics;
 	events: Events;
 	writeProbe: WriteProbe;
+	/** Why this process runs without its state file (stdio beside a server), else null. */
+	stateNote: string | null;
 	start(): void;
 	/** Makes every wait in progress return its current state now. */
 	beginShutdown(): void;
@@ -50,6 +52,7 @@ export interface ServiceOptions {
 	retryScheduleS?: number[];
 	/** Bound of thread subscriptions per machine (default 256). */
 	maxFollowedThreads?: number;
+	stateNote?: string;
 }
 
 export function createServices(
@@ -126,6 +129,7 @@ export function createServices(
 		metrics,
 		events,
 		writeProbe: createWriteProbe(db),
+		stateNote: options.stateNote ?? null,
 		start() {
 			countReconnects(fleet, metrics);
 			collectAfterSnapshots(fleet);

@@ -9,6 +9,9 @@ Usage: t3code-mcp [command] [flags]
 
 Commands:
   serve            (default) the MCP server at http://HOST:PORT/mcp, configured by env + t3code.toml
+  stdio            the same tools over MCP stdio, for clients that launch local servers (no HTTP port;
+                     config and state default to $XDG_CONFIG_HOME/t3code-mcp/t3code.toml and
+                     $XDG_STATE_HOME/t3code-mcp/t3code-mcp.sqlite)
   demo             serve plus an embedded simulated T3 machine "demo" (project "demo") on loopback
   sim              a standalone simulated T3 Code server
                      --host H  --port P (default 3773)  --token T  --project TITLE=PATH (repeatable)

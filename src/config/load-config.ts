@@ -17,6 +17,10 @@ export interface LoadConfigOptions {
 	cwd?: string;
 	/** Reads a file as text; rejects with `code: "ENOENT"` when it does not exist. */
 	readFile?: (path: string) => Promise<string>;
+	/** Instead of ./t3code.toml when T3CODE_MCP_CONFIG is unset (`stdio`: the XDG path). */
+	defaultConfigFile?: string;
+	/** Instead of the usual default when neither T3CODE_MCP_STATE nor `[server] state` is set. */
+	defaultStatePath?: string;
 }
 
 export const DEFAULT_CONFIG_FILE = "t3code.toml";
@@ -47,14 +51,14 @@ export async function loadConfig(
 		options.readFile ?? ((path: string) => Bun.file(path).text());
 
 	const named = envValue(env, "T3CODE_MCP_CONFIG");
-	const shown = named ?? DEFAULT_CONFIG_FILE;
+	const shown = named ?? options.defaultConfigFile ?? DEFAULT_CONFIG_FILE;
 	const file = resolve(cwd, shown);
 	const problems: ConfigProblem[] = [];
 
 	const doc = await readToml(
 		file,
 		shown,
-		named !== undefined,
+		named !== undefined ? "env" : options.defaultConfigFile,
 		readFile,
 		problems,
 	);
@@ -79,7 +83,8 @@ export async function loadConfig(
 			es.statePath ??
 			(fs.state !== undefined
 				? resolveState(dirname(file), fs.state)
-				: defaultStatePath(env, (p) => resolveState(cwd, p))),
+				: (options.defaultStatePath ??
+					defaultStatePath(env, (p) => resolveState(cwd, p)))),
 		token: es.token,
 		allowedHosts: es.allowedHosts ?? fs.allowed_hosts ?? [],
 		allowedOrigins: es.allowedOrigins ?? fs.allowed_origins ?? [],
@@ -118,7 +123,8 @@ export async function loadConfig(
 async function readToml(
 	file: string,
 	shown: string,
-	named: boolean,
+	/** "env" when T3CODE_MCP_CONFIG named it, else a default other than ./t3code.toml, if any. */
+	named: "env" | string | undefined,
 	readFile: (path: string) => Promise<string>,
 	problems: ConfigProblem[],
 ): Promise<unknown> {
@@ -128,8 +134,11 @@ async function readToml(
 	} catch (err) {
 		const code = (err as { code?: unknown }).code;
 		const expected = "a readable config file";
-		if (code === "ENOENT" && named) {
+		if (code === "ENOENT" && named === "env") {
 			const message = `config file ${file} not found (named by T3CODE_MCP_CONFIG)`;
+			problems.push({ file: undefined, key: "", expected, message });
+		} else if (code === "ENOENT" && named !== undefined) {
+			const message = `config file ${file} not found (create it from t3code.example.toml, or set T3CODE_MCP_CONFIG)`;
 			problems.push({ file: undefined, key: "", expected, message });
 		} else if (code === "ENOENT") {
 			const message = `config file ./${DEFAULT_CONFIG_FILE} not found (set T3CODE_MCP_CONFIG or create it from t3code.example.toml)`;

@@ -193,8 +193,7 @@ function contentProblem(path: string): string | undefined {
 		const ours =
 			appId === APPLICATION_ID ||
 			(appId === 0 &&
-				(tables.length === 0 ||
-					OWN_TABLES.every((t) => tables.includes(t))));
+				(tables.length === 0 || OWN_TABLES.every((t) => tables.includes(t))));
 		if (ours) return undefined;
 		const shown =
 			tables.slice(0, 5).join(", ") + (tables.length > 5 ? ", …" : "");

@@ -30,13 +30,19 @@ export const t3Machines = defineTool({
 				model: z.string().nullable(),
 			}),
 		),
+		note: z
+			.string()
+			.nullable()
+			.describe(
+				"Set when this server runs with in-memory state (its state file is used by another process): what that means for watched threads and events.",
+			),
 	}),
 	annotations: {
 		readOnlyHint: true,
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler(_args, _ctx, { fleet }) {
+	async handler(_args, _ctx, { fleet, stateNote }) {
 		// Right after start-up a machine is still connecting; a moment usually settles it.
 		const connecting = fleet
 			.list()
@@ -56,6 +62,6 @@ export const t3Machines = defineTool({
 				model: modelName(entry.config.model),
 			};
 		});
-		return ok({ machines });
+		return ok({ machines, note: stateNote });
 	},
 });

@@ -1,0 +1,159 @@
+/**
+ * `t3code-mcp stdio`: the same tools over MCP stdio, for a client that launches local servers
+ * (Claude Desktop, Cursor, Codex, Claude Code). stdout carries only JSON-RPC (the SDK's
+ * transport writes it; logs go to stderr); no HTTP port. A launched process's working directory
+ * is unknown, so config and state default to XDG paths. The state file and the webhook outbox
+ * work as under `serve`; when another process holds the state file, this one runs on in-memory
+ * state without webhooks and says so on stderr and in `t3_machines`.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { Transport } from "@modelcontextprotocol/server";
+import {
+	StdioServerTransport,
+	serveStdio,
+} from "@modelcontextprotocol/server/stdio";
+import { type Env, envValue } from "../config/env.ts";
+import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import { StartupError } from "../config/startup-error.ts";
+import type { AppConfig } from "../config/types.ts";
+import { badInitialize } from "../mcp/initialize-check.ts";
+import { buildServer } from "../mcp/server.ts";
+import { createServices, type Services } from "../services.ts";
+import { StateInUseError } from "../store/state-file.ts";
+import { createLogger, type Logger } from "../util/log.ts";
+import { VERSION } from "../version.ts";
+import { EXIT } from "./help.ts";
+import { untilSignal } from "./run-server.ts";
+
+/** `$XDG_CONFIG_HOME/t3code-mcp/t3code.toml` and `$XDG_STATE_HOME/t3code-mcp/t3code-mcp.sqlite`. */
+export function xdgDefaults(env: Env): {
+	configFile: string;
+	statePath: string;
+} {
+	const home = envValue(env, "HOME") ?? homedir();
+	// The spec says relative XDG values are invalid and to be ignored.
+	const base = (name: string, fallback: string) => {
+		const value = envValue(env, name);
+		return value?.startsWith("/") ? value : join(home, fallback);
+	};
+	return {
+		configFile: join(
+			base("XDG_CONFIG_HOME", ".config"),
+			"t3code-mcp",
+			"t3code.toml",
+		),
+		statePath: join(
+			base("XDG_STATE_HOME", ".local/state"),
+			"t3code-mcp",
+			"t3code-mcp.sqlite",
+		),
+	};
+}
+
+export async function runStdio(env: Env = process.env): Promise<number> {
+	const signalled = untilSignal();
+	const defaults = xdgDefaults(env);
+	let config: AppConfig;
+	try {
+		config = await loadConfig({
+			env,
+			defaultConfigFile: defaults.configFile,
+			defaultStatePath: defaults.statePath,
+		});
+	} catch (error) {
+		if (!(error instanceof ConfigError)) throw error;
+		process.stderr.write(`t3code-mcp: configuration error\n${error.message}\n`);
+		return EXIT.config;
+	}
+	const log = createLogger(config.server.logLevel);
+	for (const warning of configWarnings(config)) log.warn(warning);
+
+	let services: Services;
+	try {
+		services = openServices(config, log);
+	} catch (error) {
+		if (!(error instanceof StartupError)) throw error;
+		process.stderr.write(`t3code-mcp: ${error.message}\n`);
+		return EXIT.config;
+	}
+	services.start();
+
+	let ended: () => void = () => {};
+	const stdinClosed = new Promise<string>((resolve) => {
+		ended = () => resolve("stdin closed");
+	});
+	const handle = serveStdio(() => buildServer(services), {
+		transport: guardedTransport(new StdioServerTransport(), () => ended()),
+		onerror: (error) =>
+			log.warn("mcp stdio transport error", { error: error.message }),
+	});
+	log.info("serving MCP on stdio", {
+		machines: config.machines.map((m) => m.name),
+		config: config.file,
+		state: config.server.statePath,
+	});
+	const reason = await Promise.race([signalled, stdinClosed]);
+	log.info("stopping", { reason });
+	services.beginShutdown();
+	await handle.close();
+	await services.stop();
+	log.info("stopped");
+	return EXIT.ok;
+}
+
+/**
+ * Services on the configured state file; when another process holds it, on in-memory state
+ * with webhook delivery off (two outboxes would post the same events twice).
+ */
+function openServices(config: AppConfig, log: Logger): Services {
+	try {
+		return createServices(config, { version: VERSION, log });
+	} catch (error) {
+		if (!(error instanceof StateInUseError)) throw error;
+		const note = `The state file ${error.file} is in use by another t3code-mcp process (${error.holder}), so this session keeps its state in memory: watched threads and undelivered events are forgotten when it exits, and no webhooks are sent from it. The tools work as usual.`;
+		process.stderr.write(`t3code-mcp: ${note}\n`);
+		log.warn("running on in-memory state", {
+			state: error.file,
+			holder: error.holder,
+		});
+		const server = {
+			...config.server,
+			statePath: ":memory:",
+			hookUrl: undefined,
+		};
+		return createServices(
+			{ ...config, server },
+			{ version: VERSION, log, stateNote: note },
+		);
+	}
+}
+
+/**
+ * The stdio transport with two additions: a malformed `initialize` is answered -32602 here
+ * (initialize-check.ts), and the end of stdin is reported so the process can stop.
+ */
+function guardedTransport(
+	inner: StdioServerTransport,
+	onEnd: () => void,
+): Transport {
+	const outer: Transport = {
+		start: () => inner.start(),
+		send: (message) => inner.send(message),
+		close: () => inner.close(),
+	};
+	inner.onmessage = (message) => {
+		const refused = badInitialize(message);
+		if (refused) {
+			void inner.send(refused);
+			return;
+		}
+		outer.onmessage?.(message);
+	};
+	inner.onerror = (error) => outer.onerror?.(error);
+	inner.onclose = () => {
+		outer.onclose?.();
+		onEnd();
+	};
+	return outer;
+}
