@@ -14,6 +14,7 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 
+const LOCK_SH = 1;
 const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
@@ -69,7 +70,13 @@ export function lockState(statePath: string): LockAttempt {
 	const file = lockFileOf(statePath);
 	const { flock, errno } = loadLibc();
 	const fd = openSync(file, "a+");
-	if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
+	// `check` holds a shared lock for an instant; a few short retries ride that out.
+	let locked = flock(fd, LOCK_EX | LOCK_NB) === 0;
+	for (let i = 0; !locked && i < 4 && WOULD_BLOCK.has(errno()); i++) {
+		Bun.sleepSync(25);
+		locked = flock(fd, LOCK_EX | LOCK_NB) === 0;
+	}
+	if (!locked) {
 		const code = errno();
 		closeSync(fd);
 		if (!WOULD_BLOCK.has(code))
@@ -113,7 +120,7 @@ export function probeLock(
 		const { flock } = loadLibc();
 		// A shared lock is enough to see an exclusive holder and never blocks a starting server
 		// for longer than this call.
-		if (flock(fd, 1 | LOCK_NB) !== 0)
+		if (flock(fd, LOCK_SH | LOCK_NB) !== 0)
 			return { held: true, holder: readHolder(file) };
 		flock(fd, LOCK_UN);
 		return { held: false, holder: readHolder(file) };

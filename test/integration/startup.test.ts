@@ -109,7 +109,7 @@ describe("a state path that cannot be used", () => {
 			/cannot create the directory \/proc\/t3code-mcp/,
 		);
 		await expectCheckFails(path, /cannot write in \/proc/);
-	});
+	}, 30_000);
 
 	test("a directory", async () => {
 		const path = join(dir, "a-directory");
@@ -119,7 +119,7 @@ describe("a state path that cannot be used", () => {
 			/is a directory; point T3CODE_MCP_STATE .* at a file/,
 		);
 		await expectCheckFails(path, /is a directory/);
-	});
+	}, 30_000);
 
 	test("a file that is not sqlite is refused and left untouched", async () => {
 		const path = join(dir, "notes.txt");
@@ -127,7 +127,7 @@ describe("a state path that cannot be used", () => {
 		await expectServeRefuses(path, /is not a sqlite database/);
 		await expectCheckFails(path, /is not a sqlite database/);
 		expect(await Bun.file(path).text()).toBe("my precious notes\n");
-	});
+	}, 30_000);
 
 	test("another application's sqlite file is refused and left untouched", async () => {
 		const path = join(dir, "other-app.sqlite");
@@ -145,7 +145,7 @@ describe("a state path that cannot be used", () => {
 			.all();
 		again.close();
 		expect(tables).toEqual([{ name: "photos" }]);
-	});
+	}, 30_000);
 });
 
 const unshareReason = (() => {
@@ -186,7 +186,7 @@ describe.skipIf(unshareReason !== undefined)(
 			openDb(path).close();
 			await expectServeRefuses(path, /read-only file system/, readOnly(ro));
 			await expectCheckFails(path, /read-only file system/, readOnly(ro));
-		});
+		}, 30_000);
 
 		test("a missing state file in a read-only directory", async () => {
 			const ro = join(dir, "ro-empty");
@@ -194,7 +194,7 @@ describe.skipIf(unshareReason !== undefined)(
 			const path = join(ro, "state.sqlite");
 			await expectServeRefuses(path, /read-only file system/, readOnly(ro));
 			await expectCheckFails(path, /read-only file system/, readOnly(ro));
-		});
+		}, 30_000);
 	},
 );
 
@@ -221,7 +221,7 @@ describe("a port in use", () => {
 		expect(run.stderr.trim()).toBe(
 			`t3code-mcp: 127.0.0.1:${port}: the port is in use by another process; stop the other process, or set T3CODE_MCP_PORT (or [server] port in ${join(dir, "t3code.toml")}) to a free port`,
 		);
-	});
+	}, 30_000);
 });
 
 describe("one state file, one server", () => {
@@ -261,5 +261,5 @@ describe("one state file, one server", () => {
 		await next.kill();
 		const check = await runCli(["check"], { T3CODE_MCP_STATE: statePath });
 		expect(check.stdout).toContain("✓ state file lock: free");
-	});
+	}, 30_000);
 });
