@@ -43,7 +43,10 @@ describe("threadState", () => {
 });
 
 /** Two online machines holding `threads` each, with one allowed project "p" and a hidden "h". */
-function fakeDeps(threads: Record<string, ThreadShell[]>) {
+function fakeDeps(
+	threads: Record<string, ThreadShell[]>,
+	archived: Record<string, ThreadShell[] | Error> = {},
+) {
 	const listeners = new Map<string, (c: ShellChange) => void>();
 	const entries = Object.entries(threads).map(([name, list]) => {
 		const held = new Map(list.map((t) => [t.id, t]));
@@ -58,6 +61,11 @@ function fakeDeps(threads: Record<string, ThreadShell[]>) {
 					{ id: "h", title: "hidden", workspaceRoot: "/srv/hidden" },
 				],
 				threads: () => [...held.values()],
+				async archivedThreads() {
+					const a = archived[name] ?? [];
+					if (a instanceof Error) throw a;
+					return a;
+				},
 				onChange(listener: (c: ShellChange) => void) {
 					listeners.set(name, listener);
 					return () => {};
@@ -155,5 +163,24 @@ describe("listThreads", () => {
 		await expect(listThreads(deps, { cursor: "e30" })).rejects.toThrow(
 			"cursor: not a cursor t3_threads returned",
 		);
+	});
+
+	test("archived threads come from each machine; one that cannot be read is listed as unavailable", async () => {
+		const { deps } = fakeDeps(threads, {
+			a: [shell({ id: "old", archivedAt: at(5), updatedAt: at(5) })],
+			b: new Error("getArchivedShellSnapshot failed on the server"),
+		});
+		const result = await listThreads(deps, { archived: true });
+		expect(result.threads.map((t) => [t.thread_id, t.archived])).toEqual([
+			["old", true],
+		]);
+		expect(result.unavailable).toEqual([
+			{
+				machine: "b",
+				state: "online",
+				reason:
+					"its archived threads could not be read: getArchivedShellSnapshot failed on the server",
+			},
+		]);
 	});
 });

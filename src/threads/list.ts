@@ -11,6 +11,7 @@ import {
 	type ProjectShell,
 	type ThreadShell,
 } from "../t3/model.ts";
+import { redact } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
@@ -232,6 +233,35 @@ async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 	return { online, unavailable };
 }
 
+/**
+ * Every online machine's archived threads (`getArchivedShellSnapshot`), read in parallel; a
+ * machine whose read fails is listed under `unavailable` with why, not failing the whole list.
+ */
+async function readArchived(
+	online: FleetMachine[],
+	unavailable: { machine: string; state: string; reason: string | null }[],
+): Promise<Map<FleetMachine, Listing>> {
+	const read = await Promise.all(
+		online.map((entry) =>
+			entry.machine.archivedThreads().then(
+				(threads) => ({ entry, threads, error: undefined }),
+				(error: unknown) => ({ entry, threads: undefined, error }),
+			),
+		),
+	);
+	const out = new Map<FleetMachine, Listing>();
+	for (const { entry, threads, error } of read) {
+		if (threads) out.set(entry, listing(threads));
+		else
+			unavailable.push({
+				machine: entry.config.name,
+				state: entry.machine.status().state,
+				reason: `its archived threads could not be read: ${error instanceof Error ? redact(error.message) : "unknown error"}`,
+			});
+	}
+	return out;
+}
+
 /** Allowlisted projects of a machine that match the `project` filter (id, title or path). */
 function projectsFor(
 	deps: ThreadDeps,
@@ -260,6 +290,10 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	if (filters.machine !== undefined && filters.project !== undefined)
 		resolveProject(deps, online[0] as FleetMachine, filters.project);
 
+	const archived = filters.archived
+		? await readArchived(online, unavailable)
+		: undefined;
+
 	const page = createTopK(limit);
 	let matched = 0;
 	let projectSeen = filters.project === undefined;
@@ -267,9 +301,8 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		const projects = projectsFor(deps, entry, filters.project);
 		if (projects.size === 0) continue;
 		projectSeen = true;
-		const list = filters.archived
-			? listing(await entry.machine.archivedThreads())
-			: sortedThreads(entry.machine);
+		const list = archived ? archived.get(entry) : sortedThreads(entry.machine);
+		if (!list) continue;
 		const { threads } = list;
 		const texts = query === undefined ? undefined : list.texts();
 		// Sorted: start after the cursor, stop once this machine cannot add to the page.
