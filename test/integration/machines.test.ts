@@ -99,6 +99,20 @@ describe("t3_projects", () => {
 		);
 	});
 
+	test("a machine that is not online is an error with its state and reason, not an empty list", async () => {
+		const client = await stack.client();
+		for (const [machine, state, why] of [
+			["down", "offline", "cannot reach"],
+			["notoken", "unauthorized", "no token"],
+			["old", "incompatible", "protocol"],
+		] as const) {
+			const result = await callTool(client, "t3_projects", { machine });
+			expect(result.isError).toBe(true);
+			expect(result.text).toContain(`Machine "${machine}" is ${state}: `);
+			expect(result.text).toContain(why);
+		}
+	});
+
 	test("a missing argument names it", async () => {
 		const client = await stack.client();
 		const result = await callTool(client, "t3_projects", {});
