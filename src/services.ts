@@ -93,12 +93,14 @@ export function createServices(
 	});
 	const clock = options.clock ?? systemClock;
 	let stopFollowing = () => {};
+	// Hidden means nonexistent: the stores' reads leave out records of projects not allowed now.
+	const threads = createThreadStore(db, (record) => fleet.allowsRecord(record));
 	const threadDeps: ThreadDeps = {
 		fleet,
 		db,
-		threads: createThreadStore(db),
+		threads,
 		dispatches: createDispatchStore(db),
-		operations: createOperationStore(db),
+		operations: createOperationStore(db, threads.isHidden),
 		catalog: createModelCatalog(fleet),
 		settings: config.server,
 		log,

@@ -21,7 +21,11 @@ let clock: ReturnType<typeof createManualClock>;
 let worker: DeliveryWorker;
 let seq = 0;
 
-function start(schedule = [5, 30, 120], url?: string) {
+function start(
+	schedule = [5, 30, 120],
+	url?: string,
+	isHidden?: (threadId: string) => boolean,
+) {
 	worker = createDeliveryWorker(
 		{ url: url ?? receiver.url, token: "t", secret: TEST_SECRET, schedule },
 		{
@@ -30,6 +34,7 @@ function start(schedule = [5, 30, 120], url?: string) {
 			random: () => 0.5,
 			metrics: createMetrics(),
 			log: silentLogger,
+			isHidden,
 		},
 	);
 	worker.start();
@@ -71,6 +76,35 @@ afterEach(async () => {
 });
 
 describe("delivery", () => {
+	test("a hidden thread's events are held, not sent; released, they go in order", async () => {
+		const hidden = new Set(["secret"]);
+		start([5], undefined, (id) => hidden.has(id));
+		emit("secret");
+		emit("secret");
+		emit("open");
+		await worker.idle();
+		expect(receiver.deliveries.map((d) => d.body.thread_id)).toEqual(["open"]);
+		expect(outbox.forThread("secret").map((r) => r.status)).toEqual([
+			"held",
+			"held",
+		]);
+		// Held rows are not due: nothing is attempted for them later either.
+		await advance(3_600_000);
+		expect(receiver.attempts()).toBe(1);
+		hidden.clear();
+		expect(outbox.release("secret")).toBe(2);
+		worker.wake();
+		await worker.idle();
+		await advance(0);
+		expect(
+			receiver.deliveries.map((d) => [d.body.thread_id, d.body.thread_seq]),
+		).toEqual([
+			["open", 3],
+			["secret", 1],
+			["secret", 2],
+		]);
+	});
+
 	test("2xx delivers once, signed, with the stable id", async () => {
 		start();
 		const id = emit("th1");

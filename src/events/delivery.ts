@@ -30,6 +30,8 @@ export interface DeliveryDeps {
 	random?: () => number;
 	metrics: Metrics;
 	log: Logger;
+	/** Whether a thread's project is not allowed now: its events are held, never sent. */
+	isHidden?: (threadId: string) => boolean;
 }
 
 export interface DeliveryWorker {
@@ -118,6 +120,11 @@ export function createDeliveryWorker(
 				if (inFlight.size >= concurrency) break;
 				if (busyThreads.has(row.thread_id)) continue;
 				busyThreads.add(row.thread_id);
+				// Checked right before sending, whatever marked the row pending.
+				if (deps.isHidden?.(row.thread_id)) {
+					deps.outbox.hold(row.thread_id);
+					continue;
+				}
 				const task = attempt(row)
 					.catch((error: unknown) => {
 						// The outcome could not be recorded (full disk, read-only file): the row is

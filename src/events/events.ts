@@ -1,6 +1,8 @@
 /**
  * The event side of the connector as one unit: outbox store, tracker (transitions → rows) and
- * delivery worker (rows → webhook), started and stopped together.
+ * delivery worker (rows → webhook), started and stopped together. Events of threads whose
+ * project is not allowed now are held (kept, not sent) and flow again once it is: checked at
+ * start and whenever a machine's shell is replaced (the projects a record is judged on).
  */
 import type { ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
@@ -22,6 +24,8 @@ export interface Events {
 	start(): void;
 	stop(): Promise<void>;
 	replayDead(): number;
+	/** Holds the waiting events of hidden threads and releases those allowed again. */
+	reconcile(): void;
 }
 
 export interface EventsDeps {
@@ -55,8 +59,20 @@ export function createEvents(deps: EventsDeps): Events {
 			random: deps.random,
 			metrics: deps.metrics,
 			log: deps.log,
+			isHidden: deps.threads.isHidden,
 		},
 	);
+	const reconcile = () => {
+		let released = 0;
+		for (const { thread_id, status } of outbox.waiting()) {
+			const hidden = deps.threads.isHidden(thread_id);
+			if (hidden && status === "pending") outbox.hold(thread_id);
+			else if (!hidden && status === "held")
+				released += outbox.release(thread_id);
+		}
+		if (released) delivery.wake();
+	};
+	const unsubscribes: (() => void)[] = [];
 	const tracker = createTracker({
 		fleet: deps.fleet,
 		db: deps.db,
@@ -73,18 +89,29 @@ export function createEvents(deps: EventsDeps): Events {
 		tracker,
 		delivery,
 		start() {
+			reconcile();
+			for (const entry of deps.fleet.list()) {
+				unsubscribes.push(
+					entry.machine.onChange((change) => {
+						if (change.kind === "snapshot") reconcile();
+					}),
+				);
+			}
 			tracker.start();
 			delivery.start();
 		},
 		async stop() {
+			for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
 			tracker.stop();
 			await tracker.idle();
 			await delivery.stop();
 		},
 		replayDead() {
 			const count = outbox.replayDead(clock.now());
+			reconcile();
 			delivery.wake();
 			return count;
 		},
+		reconcile,
 	};
 }

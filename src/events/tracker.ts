@@ -4,7 +4,9 @@
  * the rows are written in one transaction. After a reconnect or a restart the persisted state
  * is compared with the fresh shell, so what happened meanwhile still produces its events; when
  * the shell coalesced a run away (the next one started before it was seen terminal), the
- * thread's projection tells that run's outcome.
+ * thread's projection tells that run's outcome. Threads of projects not allowed now are not
+ * evaluated at all (the thread store does not return them): their changes wait, unrecorded,
+ * until they are allowed again.
  */
 import type { Fleet, FleetMachine } from "../fleet/fleet.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -174,11 +176,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			return;
 		}
 		const project = deps.fleet.project(entry, projection.thread.projectId);
-		if (!project) {
-			// Its project left the allowlist: the thread no longer exists for us.
-			deps.threads.setWatched(threadId, false, record.origin, deps.now());
-			return;
-		}
+		// Its project is not allowed now: leave the record as it is (hidden threads never reach
+		// here through the store's reads), so if it is allowed again the catch-up reports what
+		// happened meanwhile.
+		if (!project) return;
 		const fresh = deps.threads.get(threadId);
 		if (fresh?.watched !== 1) return;
 		const emitted = deps.db.transaction(() => {

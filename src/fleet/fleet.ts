@@ -29,6 +29,17 @@ export interface Fleet {
 	projects(entry: FleetMachine): ProjectShell[];
 	/** Allowlisted project by id on a machine. */
 	project(entry: FleetMachine, projectId: string): ProjectShell | undefined;
+	/**
+	 * Whether a stored thread record's project is allowed now: judged on the machine's live
+	 * project when its shell lists it, else on the title and path stored with the record (an
+	 * offline machine); a record with neither, or of a machine no longer configured, is hidden.
+	 */
+	allowsRecord(record: {
+		machine: string;
+		project_id: string;
+		project_title: string | null;
+		project_path: string | null;
+	}): boolean;
 	/** Finds an active thread of an allowlisted project on any machine's shell. */
 	locate(threadId: string): ThreadLocation | undefined;
 	start(): void;
@@ -60,6 +71,20 @@ export function createFleet(
 		projects: (entry) =>
 			entry.machine.projects().filter((p) => entry.allows(p)),
 		project,
+		allowsRecord(record) {
+			const entry = byName.get(record.machine);
+			if (!entry) return false;
+			const live = entry.machine
+				.projects()
+				.find((p) => p.id === record.project_id);
+			if (live) return entry.allows(live);
+			if (record.project_title === null || record.project_path === null)
+				return false;
+			return entry.allows({
+				title: record.project_title,
+				workspaceRoot: record.project_path,
+			});
+		},
 		locate(threadId) {
 			for (const entry of entries) {
 				const thread = entry.machine.thread(threadId);

@@ -41,6 +41,7 @@ export function healthReport(services: Services) {
 		outbox: {
 			pending: stats.pending,
 			oldest_pending_s: stats.oldestPendingS,
+			held: stats.held,
 			dead: stats.dead,
 			// Rows written before redaction existed are made safe here too.
 			...(lastError ? { last_error: redact(lastError) } : {}),
@@ -83,6 +84,11 @@ export function metricsText(services: Services): string {
 			name: "t3code_mcp_outbox_pending",
 			help: "Events waiting for delivery",
 			values: [{ labels: {}, value: stats.pending }],
+		},
+		{
+			name: "t3code_mcp_outbox_held",
+			help: "Events held back: their project is not allowed now",
+			values: [{ labels: {}, value: stats.held }],
 		},
 		{
 			name: "t3code_mcp_outbox_dead",

@@ -79,6 +79,16 @@ const MIGRATIONS: string[] = [
 	INSERT INTO operations (tool, key, thread_id, ref, created_at)
 		SELECT 't3_dispatch', request_id, thread_id, command_id, created_at FROM dispatches
 		WHERE request_id IS NOT NULL;`,
+	// The project's title and path as last seen, so whether a thread is hidden (its project
+	// outside the allowlist) is known while its machine is offline. Older rows take them from
+	// their latest event.
+	`ALTER TABLE threads ADD COLUMN project_title TEXT;
+	ALTER TABLE threads ADD COLUMN project_path TEXT;
+	UPDATE threads SET
+		project_title = (SELECT json_extract(body, '$.project.title') FROM events e
+			WHERE e.thread_id = threads.thread_id ORDER BY thread_seq DESC LIMIT 1),
+		project_path = (SELECT json_extract(body, '$.project.path') FROM events e
+			WHERE e.thread_id = threads.thread_id ORDER BY thread_seq DESC LIMIT 1);`,
 ];
 
 export type Db = Database;

@@ -4,6 +4,8 @@ import type { Db } from "./db.ts";
 export interface OutboxStats {
 	pending: number;
 	oldestPendingS: number;
+	/** Events of projects not allowed now: kept, not counted in `pending`. */
+	held: number;
 	dead: number;
 	lastError: string | null;
 }
@@ -20,6 +22,11 @@ export function outboxStats(db: Db, now: number): OutboxStats {
 			"SELECT COUNT(*) AS n FROM events WHERE status = 'dead'",
 		)
 		.get();
+	const held = db
+		.query<{ n: number }, []>(
+			"SELECT COUNT(*) AS n FROM events WHERE status = 'held'",
+		)
+		.get();
 	const last = db
 		.query<{ last_error: string }, []>(
 			"SELECT last_error FROM events WHERE last_error IS NOT NULL ORDER BY created_at DESC LIMIT 1",
@@ -30,6 +37,7 @@ export function outboxStats(db: Db, now: number): OutboxStats {
 		oldestPendingS: pending?.oldest
 			? Math.max(0, Math.round((now - pending.oldest) / 1000))
 			: 0,
+		held: held?.n ?? 0,
 		dead: dead?.n ?? 0,
 		lastError: last?.last_error ?? null,
 	};

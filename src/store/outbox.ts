@@ -2,6 +2,8 @@
  * The event outbox: rows are written in the same transaction as the thread state that produced
  * them, and leave only by delivery (then compaction) or dead-lettering. `(thread_id, dedupe_key)`
  * is unique, so replays, snapshots and reconnects can never emit the same transition twice.
+ * A thread's pending rows are `held` while its project is not allowed (kept, never sent) and
+ * pending again once it is.
  */
 import type { Db } from "./db.ts";
 
@@ -13,7 +15,7 @@ export interface EventRow {
 	type: string;
 	origin: string | null;
 	body: string;
-	status: "pending" | "delivered" | "dead";
+	status: "pending" | "held" | "delivered" | "dead";
 	attempts: number;
 	next_attempt_at: number;
 	last_error: string | null;
@@ -53,6 +55,18 @@ export function createOutbox(db: Db) {
 	const compact = db.query(
 		"DELETE FROM events WHERE status = 'delivered' AND delivered_at < $before",
 	);
+	const hold = db.query(
+		"UPDATE events SET status = 'held' WHERE thread_id = $thread AND status = 'pending'",
+	);
+	const release = db.query(
+		"UPDATE events SET status = 'pending' WHERE thread_id = $thread AND status = 'held'",
+	);
+	const waiting = db.query<
+		{ thread_id: string; status: "pending" | "held" },
+		[]
+	>(
+		"SELECT DISTINCT thread_id, status FROM events WHERE status IN ('pending', 'held')",
+	);
 	const list = db.query<EventRow, { thread: string }>(
 		"SELECT * FROM events WHERE thread_id = $thread ORDER BY thread_seq",
 	);
@@ -90,6 +104,13 @@ export function createOutbox(db: Db) {
 		replayDead: (now: number): number => replayDead.run({ now }).changes,
 		compact: (before: number): number => compact.run({ before }).changes,
 		forThread: (threadId: string): EventRow[] => list.all({ thread: threadId }),
+		/** Holds a thread's pending rows back (its project is not allowed now); returns how many. */
+		hold: (threadId: string): number => hold.run({ thread: threadId }).changes,
+		/** Puts a thread's held rows back in line; returns how many. */
+		release: (threadId: string): number =>
+			release.run({ thread: threadId }).changes,
+		/** Threads with rows waiting to be sent (`pending`) or held back (`held`). */
+		waiting: () => waiting.all(),
 	};
 }
 

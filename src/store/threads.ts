@@ -1,4 +1,9 @@
-/** Threads this connector dispatched, continued or was asked to watch. */
+/**
+ * Threads this connector dispatched, continued or was asked to watch. Reads apply the
+ * visibility rule (CONTRACT.md `projects`): a record whose project the allowlist hides now is
+ * not returned, exactly as if it did not exist, so every tool and the event tracker built on
+ * these reads leaves it alone. It stays stored: allowed again, it is back as it was.
+ */
 import type { Db } from "./db.ts";
 
 export interface ThreadRecord {
@@ -15,27 +20,39 @@ export interface ThreadRecord {
 	thread_seq: number;
 	created_at: number;
 	updated_at: number;
+	/** The project's title and workspace root when last seen (null in rows from before). */
+	project_title: string | null;
+	project_path: string | null;
 }
 
 export interface ThreadUpsert {
 	threadId: string;
 	machine: string;
 	projectId: string;
+	/** The project's title and workspace root now (kept when not given). */
+	projectTitle?: string;
+	projectPath?: string;
 	title: string;
 	origin: string | null;
 	watched: boolean;
 	now: number;
 }
 
-export function createThreadStore(db: Db) {
+export function createThreadStore(
+	db: Db,
+	/** Whether the record's project is allowed now (fleet.allowsRecord); default all. */
+	visible: (record: ThreadRecord) => boolean = () => true,
+) {
 	const get = db.query<ThreadRecord, { id: string }>(
 		"SELECT * FROM threads WHERE thread_id = $id",
 	);
 	const upsert = db.query(
-		`INSERT INTO threads (thread_id, machine, project_id, title, origin, watched, created_at, updated_at)
-		 VALUES ($threadId, $machine, $projectId, $title, $origin, $watched, $now, $now)
+		`INSERT INTO threads (thread_id, machine, project_id, project_title, project_path, title, origin, watched, created_at, updated_at)
+		 VALUES ($threadId, $machine, $projectId, $projectTitle, $projectPath, $title, $origin, $watched, $now, $now)
 		 ON CONFLICT (thread_id) DO UPDATE SET
 		   machine = excluded.machine, project_id = excluded.project_id, title = excluded.title,
+		   project_title = COALESCE(excluded.project_title, project_title),
+		   project_path = COALESCE(excluded.project_path, project_path),
 		   origin = excluded.origin, watched = excluded.watched, updated_at = excluded.updated_at`,
 	);
 	const setWatched = db.query(
@@ -44,8 +61,8 @@ export function createThreadStore(db: Db) {
 	const all = db.query<ThreadRecord, []>(
 		"SELECT * FROM threads ORDER BY created_at",
 	);
-	const watchedOn = db.query<{ thread_id: string }, { machine: string }>(
-		"SELECT thread_id FROM threads WHERE machine = $machine AND watched = 1",
+	const watchedOn = db.query<ThreadRecord, { machine: string }>(
+		"SELECT * FROM threads WHERE machine = $machine AND watched = 1",
 	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
 	const observe = db.query(
@@ -60,13 +77,31 @@ export function createThreadStore(db: Db) {
 	);
 
 	return {
-		get: (id: string): ThreadRecord | undefined => get.get({ id }) ?? undefined,
-		all: (): ThreadRecord[] => all.all(),
-		/** Ids of the watched threads on one machine (catch-up after a reconnect). */
+		/** The record; undefined when unknown or hidden. */
+		get: (id: string): ThreadRecord | undefined => {
+			const record = get.get({ id });
+			return record && visible(record) ? record : undefined;
+		},
+		/** Every record not hidden. */
+		all: (): ThreadRecord[] => all.all().filter(visible),
+		/** Ids of the watched threads on one machine not hidden (catch-up after a reconnect). */
 		watchedOn: (machine: string): string[] =>
-			watchedOn.all({ machine }).map((r) => r.thread_id),
+			watchedOn
+				.all({ machine })
+				.filter(visible)
+				.map((r) => r.thread_id),
+		/** A record exists but its project is hidden now (an unknown thread is not hidden). */
+		isHidden: (id: string): boolean => {
+			const record = get.get({ id });
+			return record !== null && !visible(record);
+		},
 		upsert: (t: ThreadUpsert) => {
-			upsert.run({ ...t, watched: t.watched ? 1 : 0 });
+			upsert.run({
+				...t,
+				projectTitle: t.projectTitle ?? null,
+				projectPath: t.projectPath ?? null,
+				watched: t.watched ? 1 : 0,
+			});
 		},
 		setWatched: (
 			id: string,

@@ -233,7 +233,7 @@ async function launch(
 	const record = recordDispatch(deps, {
 		entry,
 		threadId,
-		projectId: project.id,
+		project,
 		title,
 		origin,
 		watched,
@@ -319,7 +319,7 @@ async function continueThread(
 	const record = recordDispatch(deps, {
 		entry,
 		threadId,
-		projectId: project.id,
+		project,
 		title: thread.title,
 		origin,
 		watched,
@@ -352,7 +352,7 @@ function recordDispatch(
 	d: {
 		entry: FleetMachine;
 		threadId: string;
-		projectId: string;
+		project: ProjectShell;
 		title: string;
 		origin: string | null;
 		watched: boolean;
@@ -369,7 +369,9 @@ function recordDispatch(
 		deps.threads.upsert({
 			threadId: d.threadId,
 			machine,
-			projectId: d.projectId,
+			projectId: d.project.id,
+			projectTitle: d.project.title,
+			projectPath: d.project.workspaceRoot,
 			title: d.title,
 			origin: d.origin,
 			watched: d.watched,

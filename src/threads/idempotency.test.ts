@@ -137,7 +137,9 @@ test("request_id keys stored by an older version become t3_dispatch keys", () =>
 		const path = join(dir, "state.sqlite");
 		let db = openDb(path);
 		// Back to the schema before the operations table, with a key in the old column.
-		db.exec("DROP TABLE operations; PRAGMA user_version = 5");
+		db.exec(
+			"DROP TABLE operations; ALTER TABLE threads DROP COLUMN project_title; ALTER TABLE threads DROP COLUMN project_path; PRAGMA user_version = 5",
+		);
 		db.query(
 			`INSERT INTO dispatches (command_id, thread_id, machine, kind, message_id, request_id, payload, created_at)
 			 VALUES ('c1', 't1', 'demo', 'launch', 'm1', 'old-key', '{}', 7)`,

@@ -50,6 +50,8 @@ export async function setWatch(
 				threadId,
 				machine: located.entry.config.name,
 				projectId: located.project.id,
+				projectTitle: located.project.title,
+				projectPath: located.project.workspaceRoot,
 				title: (located.shell ?? projection.thread).title,
 				origin,
 				watched: enabled,

@@ -77,8 +77,11 @@ export interface Stack {
 	}): Promise<Client>;
 	/** Stops the server only (sims and state stay), for restart tests. */
 	stopServer(): Promise<void>;
-	/** A new server on the same state file and machines (the connector restarting). */
-	restartServer(): Promise<void>;
+	/**
+	 * A new server on the same state file and machines (the connector restarting); `change`
+	 * edits a copy of the config first (e.g. narrower `projects`: an operator's config change).
+	 */
+	restartServer(change?: (config: AppConfig) => void): Promise<void>;
 	stop(): Promise<void>;
 }
 
@@ -147,7 +150,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	}
 	const makeConfig = (): AppConfig => ({
 		file: join(dir, "t3code.toml"),
-		machines,
+		machines: machines.map((m) => ({ ...m, projects: [...m.projects] })),
 		server: testServerSettings(statePath, options.server),
 	});
 	const serviceOptions = {
@@ -190,9 +193,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		async stopServer() {
 			await server.stop();
 		},
-		async restartServer() {
+		async restartServer(change) {
 			await server.stop();
-			server = await startServer(makeConfig(), serviceOptions);
+			const config = makeConfig();
+			change?.(config);
+			server = await startServer(config, serviceOptions);
 		},
 		async stop() {
 			await Promise.all(clients.map((c) => c.close().catch(() => {})));

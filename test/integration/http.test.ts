@@ -42,7 +42,12 @@ describe("loopback listener, machines down", () => {
 		expect(body.status).toBe("ok");
 		expect(Object.keys(body.machines as object).sort()).toEqual(["a", "b"]);
 		expect(body.hook).toBe("not configured");
-		expect(body.outbox).toEqual({ pending: 0, oldest_pending_s: 0, dead: 0 });
+		expect(body.outbox).toEqual({
+			pending: 0,
+			oldest_pending_s: 0,
+			held: 0,
+			dead: 0,
+		});
 	});
 
 	test("with T3CODE_MCP_TOKEN set, /healthz without that bearer says only status and version", async () => {
