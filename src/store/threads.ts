@@ -83,12 +83,12 @@ export function createThreadStore(
 			return record && visible(record) ? record : undefined;
 		},
 		/** Every record not hidden. */
-		all: (): ThreadRecord[] => all.all().filter(visible),
+		all: (): ThreadRecord[] => all.all().filter(perProject(visible)),
 		/** Ids of the watched threads on one machine not hidden (catch-up after a reconnect). */
 		watchedOn: (machine: string): string[] =>
 			watchedOn
 				.all({ machine })
-				.filter(visible)
+				.filter(perProject(visible))
 				.map((r) => r.thread_id),
 		/** A record exists but its project is hidden now (an unknown thread is not hidden). */
 		isHidden: (id: string): boolean => {
@@ -135,3 +135,19 @@ export function createThreadStore(
 }
 
 export type ThreadStore = ReturnType<typeof createThreadStore>;
+
+/** The rule judged once per project within one read of many records (thousands, few projects). */
+function perProject(
+	visible: (record: ThreadRecord) => boolean,
+): (record: ThreadRecord) => boolean {
+	const seen = new Map<string, boolean>();
+	return (record) => {
+		const key = `${record.machine}\u0000${record.project_id}\u0000${record.project_title}\u0000${record.project_path}`;
+		let answer = seen.get(key);
+		if (answer === undefined) {
+			answer = visible(record);
+			seen.set(key, answer);
+		}
+		return answer;
+	};
+}

@@ -109,6 +109,15 @@ describe("idempotency_key on t3_dispatch", () => {
 			idempotency_key: "k-args",
 		});
 		expect(unwatched.text).toContain("(watch differs)");
+		const otherMode = await dispatch({
+			prompt: "p",
+			runtime_mode: "approval-required",
+			interaction_mode: "plan",
+			idempotency_key: "k-args",
+		});
+		expect(otherMode.text).toContain(
+			"(interaction_mode and runtime_mode differ)",
+		);
 	});
 
 	test("a key used for a follow-up names that thread; reusing it on another thread is refused", async () => {
