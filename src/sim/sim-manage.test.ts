@@ -4,9 +4,16 @@
  * (provider-session.detach), §6.8–6.9 (metadata, archive, settle, delete) and the refusals.
  */
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CAPTURES_DIR } from "../../test/replay/captures.ts";
 import {
 	dispatchCommand,
 	dispatchPayload,
@@ -283,5 +290,94 @@ describe("sim thread lifecycle (PROTOCOL.md §6.7–6.9)", () => {
 		expect(failMessage(settle)).toBe(
 			`Thread ${asking.threadId} cannot be settled while a runtime request is pending.`,
 		);
+	});
+});
+
+/** Frames a real pre-release server sent (captures-v2), by capture file. */
+function captured(file: string): Frame[] {
+	return readFileSync(new URL(file, CAPTURES_DIR), "utf8")
+		.split("\n")
+		.filter((l) => l.trim() !== "")
+		.map((l) => JSON.parse(l));
+}
+
+const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
+
+describe("fidelity of the new frames against captures-v2", () => {
+	it("getTurnDiff's turn-0 refusal, its success and the archived snapshot have the captured shapes", async () => {
+		const notes = captured("ws-extras.jsonl").filter((l) => l.dir === "note");
+		const real = {
+			zero: notes.find((n) => n.text === "getTurnDiff 0..1")?.data,
+			ok: notes.find((n) => n.text === "getTurnDiff 1..2")?.data,
+		};
+		const archivedExit = captured("ws-extras.jsonl").find(
+			(l) =>
+				l.dir === "recv" &&
+				l.frame?._tag === "Exit" &&
+				l.frame.exit?.value?.threads !== undefined &&
+				l.frame.requestId === "8",
+		)?.frame.exit.value;
+		expect(real.zero).toBeDefined();
+		expect(archivedExit).toBeDefined();
+
+		const { threadId, runId, stream } = await launch("edit a file");
+		await stream.waitFor(runEnded(runId, "completed"));
+		const second = await run(threadId, "say hi");
+		await stream.waitFor(runEnded(second, "completed"));
+		const zero = await c.call("orchestration.getTurnDiff", {
+			threadId,
+			fromTurnCount: 0,
+			toTurnCount: 1,
+		});
+		const realError = real.zero.cause[0].error;
+		const simError = zero.cause[0].error;
+		expect(keys(simError)).toEqual(keys(realError));
+		expect(simError._tag).toBe(realError._tag);
+		expect(simError.message).toBe(realError.message);
+		expect(simError.cause.name).toBe(realError.cause.name);
+		expect(simError.cause.message.replace(threadId, "T")).toBe(
+			realError.cause.message.replace(/thread-[0-9a-f-]+/, "T"),
+		);
+		const ok = await c.call("orchestration.getTurnDiff", {
+			threadId,
+			fromTurnCount: 1,
+			toTurnCount: 2,
+		});
+		expect(keys(ok.value)).toEqual(keys(real.ok.value));
+
+		await dispatchCommand(c, "thread.archive", threadId);
+		const archived = await c.call("orchestration.getArchivedShellSnapshot", {});
+		expect(keys(archived.value)).toEqual(keys(archivedExit));
+		const simShell = archived.value.threads[0] as Record<string, unknown>;
+		const realShell = archivedExit.threads[0] as Record<string, unknown>;
+		// Every key the real archived shell has, the sim's has (historyOrigin is optional, §7.2).
+		const missing = keys(realShell).filter(
+			(k) => !(k in simShell) && k !== "historyOrigin",
+		);
+		expect(missing).toEqual([]);
+	});
+
+	it("provider-session.detached carries the captured payload keys", async () => {
+		const real = captured("ws-detach-stream.jsonl")
+			.flatMap((l) => (l.frame?._tag === "Chunk" ? l.frame.values : []))
+			.find(
+				(v: Frame) =>
+					v.kind === "event" && v.event.type === "provider-session.detached",
+			);
+		expect(real).toBeDefined();
+		const { threadId, runId, stream } = await launch("say hi");
+		await stream.waitFor(runEnded(runId, "completed"));
+		const sessionId = (
+			sim.projection(threadId) as { providerSessions: { id: string }[] }
+		).providerSessions[0]?.id;
+		await dispatchCommand(c, "provider-session.detach", threadId, {
+			providerSessionId: sessionId,
+			reason: "connector test",
+		});
+		const event = await stream.waitFor(
+			(i) => i.kind === "event" && i.event.type === "provider-session.detached",
+		);
+		expect(keys(event.event)).toEqual(keys(real.event));
+		expect(keys(event.event.payload)).toEqual(keys(real.event.payload));
 	});
 });
