@@ -123,14 +123,15 @@ export function createEngine(deps: {
 				store.projects.get(thread.app.projectId as string)?.row.workspaceRoot ??
 					"/srv/t3",
 			),
-		onRunFinished(thread, holdQueue) {
+		onRunFinished(thread) {
 			for (const [id, h] of handles)
 				if (
 					h.thread === thread &&
 					TERMINAL_RUN_STATUSES.has(h.run.status as string)
 				)
 					handles.delete(id);
-			if (holdQueue) holdQueuedRuns(thread, true);
+			// The hold was applied when the interrupt was accepted: a queue.resume that came
+			// before the run ended has released it, and the run's end must not hold it again.
 			if (!heldQueues.has(thread.id)) startNextQueued(thread);
 		},
 	};

@@ -141,6 +141,30 @@ describe("sim diffs (PROTOCOL.md §5)", () => {
 	});
 });
 
+describe("sim queue resume", () => {
+	it("a queue.resume sent before the held interrupt has ended still lets the queue start", async () => {
+		const { threadId, runId, stream } = await launch("long task");
+		await stream.waitFor(
+			(i) =>
+				i.kind === "event" &&
+				i.event.type === "run.updated" &&
+				i.event.payload.id === runId &&
+				i.event.payload.status === "running",
+		);
+		const queued = await run(threadId, "say hi");
+		await dispatchCommand(c, "run.interrupt", threadId, {
+			runId,
+			holdQueue: true,
+		});
+		// At once, while the interrupted run is still ending.
+		expect((await dispatchCommand(c, "queue.resume", threadId))._tag).toBe(
+			"Success",
+		);
+		await stream.waitFor(runEnded(runId, "interrupted"));
+		await stream.waitFor(runEnded(queued, "completed"));
+	});
+});
+
 describe("sim workspace", () => {
 	it("edits only its in-memory copy, never the project directory it was given", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "sim-project-"));
