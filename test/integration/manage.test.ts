@@ -168,6 +168,22 @@ describe("t3_threads", () => {
 		expect(junk.text).toContain("cursor: not a cursor t3_threads returned");
 	});
 
+	test("a hidden project's thread cannot be managed, deleted or diffed either", async () => {
+		for (const [tool, args] of [
+			["t3_manage", { action: "archive" }],
+			["t3_delete", {}],
+			["t3_diff", {}],
+		] as const) {
+			const r = await callTool(client, tool, {
+				thread_id: ids.hidden,
+				...args,
+			});
+			expect(r.isError).toBe(true);
+			expect(r.text).toContain(`Thread "${ids.hidden}" was not found`);
+		}
+		expect(stack.sim("a").threadIds()).toContain(ids.hidden);
+	});
+
 	test("a named machine that is not online is an error", async () => {
 		const r = await list({ machine: "down" });
 		expect(r.isError).toBe(true);
