@@ -1,7 +1,9 @@
 /**
  * When each run's outcome came to be and when the simulator first put it on the wire, on any
- * stream (a thread stream's terminal `run.updated`, or a shell `thread.updated` whose latest
- * run is terminal). Benchmarks measure from that first frame: nothing can know sooner.
+ * stream: a thread stream's terminal `run.updated`, or a shell `thread.updated` of that thread
+ * built after the run ended (its sequence is at or past the run's end; a client reading the
+ * thread then learns the outcome, even when a later run already replaced it in the shell).
+ * Benchmarks measure from that first frame: nothing can know sooner.
  * Times are epoch milliseconds with sub-millisecond precision, comparable across processes.
  */
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
@@ -19,7 +21,7 @@ export interface RunOutcomeTimes {
 
 export interface OutcomeTimes {
 	/** A store entry: notes terminal `run.updated` rows. */
-	noteEvent(event: Record<string, unknown> | null): void;
+	noteEvent(event: Record<string, unknown> | null, sequence: number): void;
 	/** Values of a Chunk just sent. */
 	noteSent(values: unknown[]): void;
 	get(runId: string): RunOutcomeTimes | undefined;
@@ -32,6 +34,8 @@ export const wallMs = (): number => performance.timeOrigin + performance.now();
 
 export function createOutcomeTimes(): OutcomeTimes {
 	const runs = new Map<string, RunOutcomeTimes>();
+	/** Per thread, ended runs no frame has shown yet, with the sequence of their end. */
+	const unsent = new Map<string, Map<string, number>>();
 	let shellUpdates = 0;
 	const sent = (runId: unknown, via: "thread" | "shell", at: number) => {
 		if (typeof runId !== "string") return;
@@ -39,22 +43,22 @@ export function createOutcomeTimes(): OutcomeTimes {
 		if (entry && entry.sentAt === undefined) {
 			entry.sentAt = at;
 			entry.via = via;
+			unsent.get(entry.threadId)?.delete(runId);
 		}
 	};
 	return {
-		noteEvent(event) {
+		noteEvent(event, sequence) {
 			if (event?.type !== "run.updated") return;
 			const run = event.payload as Record<string, unknown> | null;
 			const status = run?.status;
 			if (typeof status !== "string" || !TERMINAL_RUN_STATUSES.has(status))
 				return;
 			if (typeof run?.id !== "string" || runs.has(run.id)) return;
-			runs.set(run.id, {
-				runId: run.id,
-				threadId: String(run.threadId),
-				status,
-				endedAt: wallMs(),
-			});
+			const threadId = String(run.threadId);
+			runs.set(run.id, { runId: run.id, threadId, status, endedAt: wallMs() });
+			const pending = unsent.get(threadId) ?? new Map<string, number>();
+			pending.set(run.id, sequence);
+			unsent.set(threadId, pending);
 		},
 		noteSent(values) {
 			let at: number | undefined;
@@ -69,9 +73,14 @@ export function createOutcomeTimes(): OutcomeTimes {
 				} else if (value?.kind === "thread.updated") {
 					shellUpdates++;
 					const thread = value.thread as Record<string, unknown> | undefined;
-					if (!TERMINAL_RUN_STATUSES.has(String(thread?.status))) continue;
-					at ??= wallMs();
-					sent(thread?.latestRunId, "shell", at);
+					const pending = unsent.get(String(thread?.id));
+					if (!pending?.size) continue;
+					const shown = Number(value.sequence);
+					for (const [runId, endSeq] of [...pending])
+						if (endSeq <= shown) {
+							at ??= wallMs();
+							sent(runId, "shell", at);
+						}
 				}
 			}
 		},

@@ -26,7 +26,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		store.addProject(project);
 	const scheduler = options.scheduler ?? createScheduler();
 	const outcomes = createOutcomeTimes();
-	store.subscribe((entry) => outcomes.noteEvent(entry.event));
+	store.subscribe((entry) => outcomes.noteEvent(entry.event, entry.sequence));
 	const engine = createEngine({
 		store,
 		scheduler,

@@ -19,7 +19,6 @@ import {
 	type RuntimeRequest,
 	type ThreadProjection,
 	type ThreadShell,
-	type TurnItem,
 } from "./model.ts";
 
 type Row = { id: string; [key: string]: unknown };
@@ -106,6 +105,10 @@ export function createFollowedProjection(
 			),
 		);
 	}
+	/** Request ids that have their turn item (kept as items arrive, not rescanned). */
+	const withItem = new Set<string>();
+	for (const item of rows.get("turnItems")?.values() ?? [])
+		if (typeof item.requestId === "string") withItem.add(item.requestId);
 	let cached: ThreadProjection | null = null;
 	let cachedActivity: Activity | null = null;
 
@@ -119,6 +122,8 @@ export function createFollowedProjection(
 				if (name) {
 					const row = (DECODERS[name] ?? plainRow)(event.payload);
 					rows.get(name)?.set(row.id, row);
+					if (name === "turnItems" && typeof row.requestId === "string")
+						withItem.add(row.requestId);
 				} else if (event.type.startsWith("thread.")) {
 					thread = decodeThreadShell(event.payload);
 				} else if (event.type === "provider-session.detached") {
@@ -151,7 +156,7 @@ export function createFollowedProjection(
 			cachedActivity = deriveActivity(
 				values<Run>("runs"),
 				values<RuntimeRequest>("runtimeRequests"),
-				rows.get("turnItems") as Map<string, Row>,
+				withItem,
 			);
 			return cachedActivity;
 		},
@@ -167,7 +172,7 @@ export function createFollowedProjection(
 function deriveActivity(
 	runs: Run[],
 	requests: RuntimeRequest[],
-	items: Map<string, Row>,
+	withItem: ReadonlySet<string>,
 ): Activity {
 	let latest: Run | null = null;
 	let active: Run | null = null;
@@ -181,9 +186,6 @@ function deriveActivity(
 			active = run;
 	}
 	let pending: PendingRuntimeRequest | null = null;
-	const withItem = new Set<string>();
-	for (const item of items.values() as Iterable<TurnItem>)
-		if (typeof item.requestId === "string") withItem.add(item.requestId);
 	for (const request of requests) {
 		if (request.status !== "pending") continue;
 		if (ITEM_KINDS.has(request.kind) && !withItem.has(request.id)) continue;
