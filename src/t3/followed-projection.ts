@@ -145,7 +145,10 @@ export function createFollowedProjection(
 		},
 		projection() {
 			if (cached) return cached;
-			const out: Record<string, unknown> = { ...snapshot, thread };
+			// The snapshot's derived timeline (`visibleTurnItems`) is not kept current: left out
+			// rather than served stale (the connector reads `turnItems`).
+			const { visibleTurnItems: _, ...rest } = snapshot;
+			const out: Record<string, unknown> = { ...rest, thread };
 			for (const name of COLLECTIONS) out[name] = values(name);
 			// Rows change by replacement, never in place: a caller's copy stays as it was read.
 			cached = out as ThreadProjection;
