@@ -100,7 +100,18 @@ export function createServices(
 		db,
 		threads,
 		dispatches: createDispatchStore(db),
-		operations: createOperationStore(db, threads.isHidden),
+		operations: createOperationStore(
+			db,
+			(threadId, row) =>
+				threads.isHidden(threadId) ||
+				(row.machine !== null &&
+					row.project_id !== null &&
+					!fleet.allowsRecord({
+						...row,
+						machine: row.machine,
+						project_id: row.project_id,
+					})),
+		),
 		catalog: createModelCatalog(fleet),
 		settings: config.server,
 		log,

@@ -89,6 +89,12 @@ const MIGRATIONS: string[] = [
 			WHERE e.thread_id = threads.thread_id ORDER BY thread_seq DESC LIMIT 1),
 		project_path = (SELECT json_extract(body, '$.project.path') FROM events e
 			WHERE e.thread_id = threads.thread_id ORDER BY thread_seq DESC LIMIT 1);`,
+	// Where an operation's thread lives, for threads this connector does not track (t3_manage
+	// on a thread made in T3): whether its project is hidden now is judged on these.
+	`ALTER TABLE operations ADD COLUMN machine TEXT;
+	ALTER TABLE operations ADD COLUMN project_id TEXT;
+	ALTER TABLE operations ADD COLUMN project_title TEXT;
+	ALTER TABLE operations ADD COLUMN project_path TEXT;`,
 ];
 
 export type Db = Database;

@@ -9,7 +9,9 @@
  *   content never leaves this store then); undefined when the key is unused.
  * - `insert(row)`: claims a key; throws SQLITE_CONSTRAINT_PRIMARYKEY when it is taken (two
  *   calls at once: the loser reads the winner's row).
- * - `complete(tool, key, threadId, result)`: stores the first result.
+ * - `complete(tool, key, threadId, result, place?)`: stores the first result and, for a thread
+ *   that may have no thread record, where it lives (machine and project), so whether it is
+ *   hidden later is known.
  * - `remove(tool, key)` / `removeRef(tool, ref)`: frees a key whose operation did not happen.
  */
 import type { Db } from "./db.ts";
@@ -25,12 +27,28 @@ export interface OperationRecord {
 	/** JSON of the first result; null while the operation runs, or when it stopped mid-way. */
 	result: string | null;
 	created_at: number;
+	/** The thread's machine and project when the operation ran (null for t3_dispatch rows). */
+	machine: string | null;
+	project_id: string | null;
+	project_title: string | null;
+	project_path: string | null;
+}
+
+/** Where an operation's thread lives (its machine and project). */
+export interface OperationPlace {
+	machine: string;
+	project_id: string;
+	project_title: string;
+	project_path: string;
 }
 
 export function createOperationStore(
 	db: Db,
-	/** Whether a thread is one the allowlist now hides (see ThreadStore.isHidden). */
-	isHidden: (threadId: string) => boolean = () => false,
+	/**
+	 * Whether the operation's thread is one the allowlist now hides: its thread record (see
+	 * ThreadStore.isHidden), else the place stored with the row.
+	 */
+	isHidden: (threadId: string, row: OperationRecord) => boolean = () => false,
 ) {
 	const get = db.query<OperationRecord, { tool: string; key: string }>(
 		"SELECT * FROM operations WHERE tool = $tool AND key = $key",
@@ -40,7 +58,9 @@ export function createOperationStore(
 		 VALUES ($tool, $key, $args, $thread_id, $ref, $created_at)`,
 	);
 	const complete = db.query(
-		"UPDATE operations SET thread_id = $threadId, result = $result WHERE tool = $tool AND key = $key",
+		`UPDATE operations SET thread_id = $threadId, result = $result, machine = $machine,
+		   project_id = $project_id, project_title = $project_title, project_path = $project_path
+		 WHERE tool = $tool AND key = $key`,
 	);
 	const remove = db.query(
 		"DELETE FROM operations WHERE tool = $tool AND key = $key",
@@ -56,9 +76,16 @@ export function createOperationStore(
 		): OperationRecord | "hidden" | undefined => {
 			const row = get.get({ tool, key });
 			if (!row) return undefined;
-			return row.thread_id !== null && isHidden(row.thread_id) ? "hidden" : row;
+			return row.thread_id !== null && isHidden(row.thread_id, row)
+				? "hidden"
+				: row;
 		},
-		insert: (row: Omit<OperationRecord, "result">) => {
+		insert: (
+			row: Omit<
+				OperationRecord,
+				"result" | "machine" | "project_id" | "project_title" | "project_path"
+			>,
+		) => {
 			insert.run(row);
 		},
 		complete: (
@@ -66,8 +93,18 @@ export function createOperationStore(
 			key: string,
 			threadId: string | null,
 			result: unknown,
+			place?: OperationPlace,
 		) => {
-			complete.run({ tool, key, threadId, result: JSON.stringify(result) });
+			complete.run({
+				tool,
+				key,
+				threadId,
+				result: JSON.stringify(result),
+				machine: place?.machine ?? null,
+				project_id: place?.project_id ?? null,
+				project_title: place?.project_title ?? null,
+				project_path: place?.project_path ?? null,
+			});
 		},
 		remove: (tool: string, key: string) => {
 			remove.run({ tool, key });

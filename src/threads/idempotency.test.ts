@@ -155,6 +155,10 @@ test("request_id keys stored by an older version become t3_dispatch keys", () =>
 			ref: "c1",
 			result: null,
 			created_at: 7,
+			machine: null,
+			project_id: null,
+			project_title: null,
+			project_path: null,
 		});
 		db.close();
 	} finally {

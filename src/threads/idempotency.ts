@@ -24,7 +24,11 @@
  * `t3_dispatch` uses the parts directly (`keyArgument`, `fingerprint`, `checkReuse`): it claims
  * its key in the transaction that records the dispatch, and a reuse re-sends the stored command.
  */
-import type { OperationRecord, OperationStore } from "../store/operations.ts";
+import type {
+	OperationPlace,
+	OperationRecord,
+	OperationStore,
+} from "../store/operations.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 
@@ -123,7 +127,12 @@ const running = new WeakMap<OperationStore, Map<string, Promise<unknown>>>();
 export async function once<R>(
 	deps: Pick<ThreadDeps, "operations" | "now">,
 	op: KeyedOperation,
-	run: () => Promise<{ threadId: string | null; result: R }>,
+	/** `place`: where the thread lives, for a thread that may have no thread record. */
+	run: () => Promise<{
+		threadId: string | null;
+		result: R;
+		place?: OperationPlace;
+	}>,
 ): Promise<R> {
 	if (op.key === undefined) return (await run()).result;
 	const key = op.key;
@@ -156,7 +165,13 @@ export async function once<R>(
 		const task = (async () => {
 			try {
 				const done = await run();
-				deps.operations.complete(op.tool, key, done.threadId, done.result);
+				deps.operations.complete(
+					op.tool,
+					key,
+					done.threadId,
+					done.result,
+					done.place,
+				);
 				return done.result;
 			} catch (error) {
 				deps.operations.remove(op.tool, key);

@@ -5,6 +5,7 @@
  */
 
 import type { FleetMachine } from "../fleet/fleet.ts";
+import type { OperationPlace } from "../store/operations.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadDetail, ThreadShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -90,6 +91,16 @@ export async function locateThread(
 		}
 	}
 	throw notFound(deps, threadId);
+}
+
+/** Where a located thread lives, as an idempotency key's row keeps it (operations.ts). */
+export function placeOf(located: LocatedThread): OperationPlace {
+	return {
+		machine: located.entry.config.name,
+		project_id: located.project.id,
+		project_title: located.project.title,
+		project_path: located.project.workspaceRoot,
+	};
 }
 
 /** Reads the full thread, reusing what the lookup already fetched. */

@@ -14,7 +14,12 @@ import { redact } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { once } from "./idempotency.ts";
-import { type LocatedThread, locateThread, readDetail } from "./locate.ts";
+import {
+	type LocatedThread,
+	locateThread,
+	placeOf,
+	readDetail,
+} from "./locate.ts";
 import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
 import { beginOwnDelete } from "./vanish.ts";
 
@@ -183,23 +188,32 @@ export function manageThread(
 			args: { thread_id: threadId, action, title },
 			threadId,
 		},
-		async () => ({
-			threadId,
-			result:
-				action === "resume_queue"
-					? { result: manageShape(await resumeQueue(deps, threadId)) }
-					: await applyAction(deps, threadId, action, title),
-		}),
+		async () => {
+			if (action === "resume_queue") {
+				const resumed = await resumeQueue(deps, threadId);
+				return {
+					threadId,
+					result: { result: manageShape(resumed) },
+					place: resumed.place,
+				};
+			}
+			const located = await locateThread(deps, threadId);
+			return {
+				threadId,
+				result: await applyAction(deps, located, action, title),
+				place: placeOf(located),
+			};
+		},
 	);
 }
 
 async function applyAction(
 	deps: ThreadDeps,
-	threadId: string,
+	located: LocatedThread,
 	action: ManageAction,
 	title: string | undefined,
 ): Promise<{ result: ManageResult; note?: string }> {
-	const located = await locateThread(deps, threadId);
+	const { threadId } = located;
 	const { projection } = await readDetail(located, true);
 	const commands = commandsFor(deps, threadId, action, title, projection);
 	if (commands.length === 0) {
@@ -264,15 +278,22 @@ export function deleteThread(
 	return once(
 		deps,
 		{ tool: "t3_delete", key, args: { thread_id: threadId }, threadId },
-		async () => ({ threadId, result: await remove(deps, threadId) }),
+		async () => {
+			const located = await locateThread(deps, threadId);
+			return {
+				threadId,
+				result: await remove(deps, located),
+				place: placeOf(located),
+			};
+		},
 	);
 }
 
 async function remove(
 	deps: ThreadDeps,
-	threadId: string,
+	located: LocatedThread,
 ): Promise<{ thread_id: string; deleted: true }> {
-	const located = await locateThread(deps, threadId);
+	const { threadId } = located;
 	// Announced first, so neither the tracker nor an open wait calls it vanished (vanish.ts).
 	const own = beginOwnDelete(deps, threadId);
 	let sequence: number;

@@ -2,12 +2,14 @@
  * `t3_manage` `resume_queue`: `queue.resume` (PROTOCOL.md §6.4), which lets the runs held by an
  * interrupt with `hold_queue` start in order. Resuming a queue that is not held changes nothing.
  */
+
+import type { OperationPlace } from "../store/operations.ts";
 import { latestRun } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { type QueuedRun, queuedRuns } from "./interrupt.ts";
-import { locateThread, readDetail } from "./locate.ts";
+import { locateThread, placeOf, readDetail } from "./locate.ts";
 
 export interface ResumeQueueResult {
 	thread_id: string;
@@ -17,6 +19,8 @@ export interface ResumeQueueResult {
 	archived: boolean;
 	/** The runs still queued afterwards; none is held once T3 has taken the resume. */
 	queued: QueuedRun[];
+	/** Where the thread lives (for the idempotency key's row). */
+	place: OperationPlace;
 }
 
 export async function resumeQueue(
@@ -49,5 +53,6 @@ export async function resumeQueue(
 		title: after.thread.title,
 		archived: Boolean(after.thread.archivedAt),
 		queued: queuedRuns(after),
+		place: placeOf(located),
 	};
 }

@@ -12,6 +12,7 @@ import { type Receiver, startReceiver } from "../helpers/receiver.ts";
 import {
 	callTool,
 	demoMachine,
+	launchOnSim,
 	type Stack,
 	startStack,
 	until,
@@ -31,6 +32,8 @@ let client: Client;
 let visible: string;
 let secret: string;
 let long: string;
+/** A thread of the hidden project made in T3 itself, which this connector only renamed. */
+let renamed: string;
 
 beforeAll(async () => {
 	receiver = startReceiver();
@@ -84,6 +87,14 @@ test("while allowed: threads in both projects, their events waiting in the outbo
 		expect(w.data.outcome).toBe("completed");
 	}
 	await untilRunning(client, long);
+	renamed = await launchOnSim(stack.sim(), "secret", "made in T3");
+	const rename = await callTool(client, "t3_manage", {
+		thread_id: renamed,
+		action: "rename",
+		title: "Secret plan",
+		idempotency_key: "k-rename",
+	});
+	expect(rename.isError).toBe(false);
 	await until(
 		async () => (await health()).outbox.pending === 2,
 		10_000,
@@ -146,9 +157,12 @@ test("after narrowing projects: every tool answers for its threads exactly as fo
 		["t3_interrupt", {}],
 		["t3_watch", { enabled: true }],
 		["t3_dispatch", { prompt: "more" }],
+		["t3_manage", { action: "archive" }],
+		["t3_diff", {}],
+		["t3_delete", {}],
 	];
 	for (const [tool, args] of calls) {
-		for (const id of [secret, long]) {
+		for (const id of [secret, long, renamed]) {
 			const hidden = await callTool(client, tool, { ...args, thread_id: id });
 			const unknown = await callTool(client, tool, {
 				...args,
@@ -182,6 +196,18 @@ test("after narrowing projects: its idempotency keys are refused without details
 			`${name} is already used and cannot be used again. Choose a new key for a new operation.`,
 		);
 	}
+	// Also a key of another tool, for a thread this connector never dispatched or tracked: the
+	// first result (its title and status) is not handed out.
+	const rename = await callTool(client, "t3_manage", {
+		thread_id: renamed,
+		action: "rename",
+		title: "Secret plan",
+		idempotency_key: "k-rename",
+	});
+	expect(rename.isError).toBe(true);
+	expect(rename.text).toBe(
+		'idempotency_key "k-rename" is already used and cannot be used again. Choose a new key for a new operation.',
+	);
 	// The visible project's keys work as before.
 	const again = await dispatch({
 		project: "demo",
@@ -224,6 +250,13 @@ test("allowed again: the threads are back and the held events flow, including wh
 		idempotency_key: "k-secret",
 	});
 	expect(reused.data.thread_id).toBe(secret);
+	const renameAgain = await callTool<{ title: string }>(client, "t3_manage", {
+		thread_id: renamed,
+		action: "rename",
+		title: "Secret plan",
+		idempotency_key: "k-rename",
+	});
+	expect(renameAgain.data.title).toBe("Secret plan");
 	const t = await callTool(client, "t3_thread", { thread_id: long });
 	expect(t.isError).toBe(false);
 });
