@@ -66,7 +66,7 @@ test("records from before the project columns take the project from their latest
 		const path = join(dir, "state.sqlite");
 		let db = openDb(path);
 		db.exec(
-			"ALTER TABLE threads DROP COLUMN project_title; ALTER TABLE threads DROP COLUMN project_path; PRAGMA user_version = 6",
+			"ALTER TABLE threads DROP COLUMN project_title; ALTER TABLE threads DROP COLUMN project_path; ALTER TABLE operations DROP COLUMN machine; ALTER TABLE operations DROP COLUMN project_id; ALTER TABLE operations DROP COLUMN project_title; ALTER TABLE operations DROP COLUMN project_path; PRAGMA user_version = 6",
 		);
 		db.exec(
 			`INSERT INTO threads (thread_id, machine, project_id, title, created_at, updated_at) VALUES ('t1', 'm', 'p1', 't', 0, 0), ('t2', 'm', 'p2', 't', 0, 0);
