@@ -20,7 +20,7 @@ export function buildServer(services: Services): McpServer {
 		{ name: SERVER_NAME, version: services.version },
 		{
 			instructions:
-				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nt3_models lists a machine's models, whether each can run now, plan mode and model options, for t3_dispatch's model / interaction_mode / options.\nt3_threads finds existing threads; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
+				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects (t3_models for another model, plan mode or model options) → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nAlso: t3_threads finds existing threads on every machine; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
 		},
 	);
 	for (const tool of tools) register(server, tool, services);

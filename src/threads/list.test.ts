@@ -167,7 +167,16 @@ describe("listThreads", () => {
 
 	test("archived threads come from each machine; one that cannot be read is listed as unavailable", async () => {
 		const { deps } = fakeDeps(threads, {
-			a: [shell({ id: "old", archivedAt: at(5), updatedAt: at(5) })],
+			a: [
+				shell({ id: "old", archivedAt: at(5), updatedAt: at(5) }),
+				// A hidden project's archived thread stays hidden, even the newest.
+				shell({
+					id: "oldh",
+					projectId: "h",
+					archivedAt: at(9),
+					updatedAt: at(9),
+				}),
+			],
 			b: new Error("getArchivedShellSnapshot failed on the server"),
 		});
 		const result = await listThreads(deps, { archived: true });

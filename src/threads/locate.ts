@@ -32,7 +32,7 @@ export function notFound(deps: ThreadDeps, threadId: string): ThreadError {
 		? ` Not reachable right now: ${down.join(", ")}; the thread may be there.`
 		: "";
 	return new ThreadError(
-		`Thread "${threadId}" was not found on any machine.${hint} Call t3_watch with no arguments to list the threads this connector tracks.`,
+		`Thread "${threadId}" was not found on any machine.${hint} Call t3_threads to find threads on every machine (archived: true for archived ones).`,
 	);
 }
 

@@ -199,7 +199,7 @@ export async function checkSelection(
 	if (!model) {
 		if (!strict) return selection;
 		throw new ThreadError(
-			`model: "${name}" is not offered on machine "${machine}" (models of ${provider.instanceId}: ${provider.models.map((m) => m.slug).join(", ") || "none"}). Call t3_models.`,
+			`model: "${name}" is not offered on machine "${machine}" (its models there: ${provider.models.map((m) => `${provider.instanceId}/${m.slug}`).join(", ") || "none"}). Pass one of them, or call t3_models.`,
 		);
 	}
 	if (args.options === undefined) return selection;

@@ -78,7 +78,7 @@ export function chooseModel(
 		base = parseModel(override);
 		if (!base) {
 			throw new ThreadError(
-				`model: expected "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5", got "${override}".`,
+				`model: expected "<providerInstance>/<model>", e.g. "claudeAgent/claude-opus-5", got "${override}". t3_models lists the exact strings.`,
 			);
 		}
 	} else {

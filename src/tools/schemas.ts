@@ -35,7 +35,7 @@ export const threadIdArg = z
 	.string()
 	.min(1)
 	.max(ID_MAX)
-	.describe("The thread id returned by t3_dispatch (or listed by t3_watch).");
+	.describe("The thread id returned by t3_dispatch or listed by t3_threads.");
 
 export const idempotencyKeyArg = z
 	.string()

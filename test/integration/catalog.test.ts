@@ -275,6 +275,25 @@ describe("t3_dispatch model, options and modes", () => {
 		expect(grok.isError).toBe(false);
 	});
 
+	test("a model the provider does not offer, or a malformed one, is refused pointing at the exact strings", async () => {
+		const before = received("orchestration.launchThread").length;
+		const offered = (await models()).models
+			.filter((m) => m.provider === "codex")
+			.map((m) => m.model);
+		const unknown = await dispatch({ prompt: "x", model: "codex/gpt-9" });
+		expect(unknown.isError).toBe(true);
+		expect(unknown.text).toContain(
+			'model: "codex/gpt-9" is not offered on machine "demo"',
+		);
+		// Listed as t3_dispatch takes them, so the model can copy one.
+		expect(unknown.text).toContain(offered.join(", "));
+		const malformed = await dispatch({ prompt: "x", model: "codex" });
+		expect(malformed.isError).toBe(true);
+		expect(malformed.text).toContain('got "codex"');
+		expect(malformed.text).toContain("t3_models");
+		expect(received("orchestration.launchThread")).toHaveLength(before);
+	});
+
 	test("a continuation keeps an approval-required thread approval-required", async () => {
 		const d = await dispatch({
 			prompt: "say hi",

@@ -58,6 +58,39 @@ test("tool schemas (legacy era listing)", async () => {
 	}
 });
 
+test("instructions and descriptions lead t3_machines → t3_projects / t3_models → t3_dispatch → t3_wait", async () => {
+	const client = await stack.client();
+	const lines = (client.getInstructions() ?? "").split("\n");
+	expect(lines[0]).toContain("t3_machines → t3_projects (t3_models");
+	// The tools that find and organise threads are named together, in one line.
+	const others = ["t3_threads", "t3_diff", "t3_manage", "t3_delete"];
+	const naming = lines.filter((l) => others.some((name) => l.includes(name)));
+	expect(naming).toHaveLength(1);
+	for (const name of others) expect(naming[0]).toContain(name);
+
+	const { tools } = await client.listTools();
+	const description = (name: string) =>
+		tools.find((t) => t.name === name)?.description ?? "";
+	for (const next of ["t3_projects", "t3_models", "t3_dispatch"])
+		expect(description("t3_machines")).toContain(next);
+	expect(description("t3_projects")).toContain("t3_dispatch");
+	expect(description("t3_models")).toContain("t3_dispatch");
+	expect(description("t3_dispatch")).toContain("t3_wait");
+	// Wherever a thread id goes in, the model learns it can find one with t3_threads.
+	for (const tool of tools) {
+		const arg = (
+			tool.inputSchema.properties as
+				| Record<string, { description?: string }>
+				| undefined
+		)?.thread_id;
+		if (arg && tool.name !== "t3_wait" && tool.name !== "t3_watch")
+			expect([tool.name, arg.description]).toEqual([
+				tool.name,
+				expect.stringContaining("t3_threads"),
+			]);
+	}
+});
+
 test("the modern era lists the same tools", async () => {
 	const legacy = await (await stack.client()).listTools();
 	const modern = await (await stack.client({ era: "modern" })).listTools();

@@ -347,6 +347,38 @@ describe("t3_manage and t3_delete", () => {
 		expect(other.isError).toBe(true);
 		expect(other.text).toContain('idempotency_key "rename-once" was used');
 	});
+
+	test("t3_delete: an idempotency_key replay returns the first result", async () => {
+		const id = await dispatchDone("b", "say hi to delete once");
+		const args = { thread_id: id, idempotency_key: "delete-once" };
+		const first = await callTool(client, "t3_delete", args);
+		expect(first.data).toEqual({ thread_id: id, deleted: true });
+		const replay = await callTool(client, "t3_delete", args);
+		expect(replay.isError).toBe(false);
+		expect(replay.data).toEqual(first.data);
+		// Without the key the thread is simply gone.
+		const again = await callTool(client, "t3_delete", { thread_id: id });
+		expect(again.isError).toBe(true);
+	});
+
+	test("a thread no machine has: the error points to t3_threads to find one", async () => {
+		for (const [tool, args] of [
+			["t3_manage", { action: "archive" }],
+			["t3_delete", {}],
+			["t3_diff", {}],
+			["t3_thread", {}],
+		] as const) {
+			const r = await callTool(client, tool, {
+				thread_id: "no-such-thread",
+				...args,
+			});
+			expect(r.isError).toBe(true);
+			expect([tool, r.text]).toEqual([
+				tool,
+				expect.stringContaining("Call t3_threads to find threads"),
+			]);
+		}
+	});
 });
 
 describe("t3_diff", () => {

@@ -10,7 +10,7 @@ export const t3Machines = defineTool({
 	name: "t3_machines",
 	title: "List T3 machines",
 	description:
-		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there and its default model. Call this first to pick a machine for t3_dispatch, or to find out why a machine fails.",
+		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there and its default model. Call this first to pick a machine, then t3_projects for its projects (and t3_models for its models) before t3_dispatch; or to find out why a machine fails.",
 	inputSchema: z.object({}),
 	outputSchema: z.object({
 		machines: z.array(

@@ -51,7 +51,9 @@ export const t3Dispatch = defineTool({
 			.min(1)
 			.max(ID_MAX)
 			.optional()
-			.describe("Continue this existing thread instead of creating one."),
+			.describe(
+				"Continue this existing thread (from an earlier t3_dispatch or t3_threads) instead of creating one.",
+			),
 		mode: z
 			.enum(["queue", "steer", "restart"])
 			.optional()
