@@ -5,8 +5,7 @@
  * below, each with its reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { readFileSync } from "node:fs";
-import { CAPTURES_DIR } from "../../test/replay/captures.ts";
+import { loadCapture } from "../../test/replay/captures.ts";
 import {
 	connect,
 	dispatchCommand,
@@ -42,10 +41,7 @@ interface Line {
 }
 
 function captureLines(name: string): Line[] {
-	return readFileSync(new URL(name, CAPTURES_DIR), "utf8")
-		.split("\n")
-		.filter((l) => l.trim() !== "")
-		.map((l) => JSON.parse(l))
+	return loadCapture(name)
 		.filter((l) => l.dir === "send" || l.dir === "recv")
 		.map((l) => ({
 			dir: l.dir === "send" ? "c2s" : "s2c",

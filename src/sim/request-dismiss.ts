@@ -4,9 +4,10 @@
  * dismissed; the request ends `resolved`, its node and turn item `cancelled` (as upstream's
  * engine records it), and the waiting agent goes on without an answer.
  */
-import { nowIso, type Row } from "./rows.ts";
+import type { Row } from "./rows.ts";
+import { endRequest } from "./run-lifecycle.ts";
 import type { RunHandle, RunKit } from "./run-rows.ts";
-import type { EventEnvelope, ThreadState } from "./store.ts";
+import type { ThreadState } from "./store.ts";
 
 /** Returns the command's last sequence, or the refusal message. */
 export function dismissRequest(
@@ -22,36 +23,9 @@ export function dismissRequest(
 	const capability = (request.responseCapability ?? {}) as { type?: string };
 	if (capability.type !== "message")
 		return `Runtime request ${request.id} cannot be dismissed: the provider waits for a live answer.`;
-	const at = nowIso();
-	const envelope: EventEnvelope = { nodeId: request.nodeId as string };
-	const node = kit.store.find(thread, "nodes", request.nodeId as string);
-	if (node?.runId) envelope.runId = node.runId as string;
-	kit.store.upsert(
-		thread,
-		"runtimeRequests",
-		{ ...request, status: "resolved", resolvedAt: at },
-		"runtime-request.updated",
-		envelope,
-	);
-	if (node)
-		kit.store.upsert(
-			thread,
-			"nodes",
-			{ ...node, status: "cancelled", completedAt: at },
-			"node.updated",
-			envelope,
-		);
-	const item = thread.rows.turnItems.find((i) => i.requestId === request.id);
-	if (item)
-		kit.store.upsert(
-			thread,
-			"turnItems",
-			{ ...item, status: "cancelled", completedAt: at, updatedAt: at },
-			"turn-item.updated",
-			envelope,
-		);
-	const sequence = kit.store.head();
-	if (h?.pending?.requestId === request.id)
-		h.pending.resolve({ dismissed: true });
-	return sequence;
+	return endRequest(kit, h, thread, request, {
+		recorded: {},
+		closedAs: "cancelled",
+		answer: { dismissed: true },
+	});
 }

@@ -294,20 +294,39 @@ export function resolveRequest(
 	request: Row,
 	response: RuntimeResponse,
 ): number {
-	const at = nowIso();
-	const recorded: Record<string, unknown> = {
-		status: "resolved",
-		resolvedAt: at,
-	};
+	const recorded: Record<string, unknown> = {};
 	if (response.decision !== undefined) recorded.decision = response.decision;
 	if (response.answers !== undefined) recorded.answers = response.answers;
+	return endRequest(kit, h, thread, request, {
+		recorded,
+		closedAs: "completed",
+		answer: response,
+	});
+}
+
+/**
+ * Ends a pending request as `resolved` (with `recorded` on its row), its node and turn item
+ * `closedAs`, and hands `answer` to the script waiting on it. Returns the command's last sequence.
+ */
+export function endRequest(
+	kit: RunKit,
+	h: RunHandle | undefined,
+	thread: ThreadState,
+	request: Row,
+	end: {
+		recorded: Record<string, unknown>;
+		closedAs: "completed" | "cancelled";
+		answer: RuntimeResponse;
+	},
+): number {
+	const at = nowIso();
 	const envelope: EventEnvelope = { nodeId: request.nodeId as string };
 	const node = kit.store.find(thread, "nodes", request.nodeId as string);
 	if (node?.runId) envelope.runId = node.runId as string;
 	kit.store.upsert(
 		thread,
 		"runtimeRequests",
-		{ ...request, ...recorded },
+		{ ...request, status: "resolved", resolvedAt: at, ...end.recorded },
 		"runtime-request.updated",
 		envelope,
 	);
@@ -315,21 +334,20 @@ export function resolveRequest(
 		kit.store.upsert(
 			thread,
 			"nodes",
-			{ ...node, status: "completed", completedAt: at },
+			{ ...node, status: end.closedAs, completedAt: at },
 			"node.updated",
 			envelope,
 		);
 	const item = thread.rows.turnItems.find((i) => i.requestId === request.id);
-	if (item) {
+	if (item)
 		kit.store.upsert(
 			thread,
 			"turnItems",
-			{ ...item, status: "completed", completedAt: at, updatedAt: at },
+			{ ...item, status: end.closedAs, completedAt: at, updatedAt: at },
 			"turn-item.updated",
 			envelope,
 		);
-	}
 	const sequence = kit.store.head();
-	if (h?.pending?.requestId === request.id) h.pending.resolve(response);
+	if (h?.pending?.requestId === request.id) h.pending.resolve(end.answer);
 	return sequence;
 }

@@ -4,16 +4,10 @@
  * (provider-session.detach), §6.8–6.9 (metadata, archive, settle, delete) and the refusals.
  */
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import {
-	mkdtempSync,
-	readdirSync,
-	readFileSync,
-	rmSync,
-	writeFileSync,
-} from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CAPTURES_DIR } from "../../test/replay/captures.ts";
+import { loadCapture } from "../../test/replay/captures.ts";
 import {
 	dispatchCommand,
 	dispatchPayload,
@@ -318,12 +312,7 @@ describe("sim thread lifecycle (PROTOCOL.md §6.7–6.9)", () => {
 });
 
 /** Frames a real pre-release server sent (captures-v2), by capture file. */
-function captured(file: string): Frame[] {
-	return readFileSync(new URL(file, CAPTURES_DIR), "utf8")
-		.split("\n")
-		.filter((l) => l.trim() !== "")
-		.map((l) => JSON.parse(l));
-}
+const captured = (file: string): Frame[] => loadCapture(file);
 
 const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
 
