@@ -364,3 +364,20 @@ export async function untilMachinesOnline(client: Client): Promise<void> {
 		"machines online",
 	);
 }
+
+/** Waits until the named machine is online (read through t3_machines), whatever the others are. */
+export async function untilMachineOnline(
+	client: Client,
+	name: string,
+): Promise<void> {
+	await until(
+		async () => {
+			const { data } = await callTool<{
+				machines: { name: string; state: string }[];
+			}>(client, "t3_machines");
+			return data.machines.find((m) => m.name === name)?.state === "online";
+		},
+		10_000,
+		`${name} online`,
+	);
+}

@@ -17,7 +17,13 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
-import { callTool, type Stack, startStack, until } from "../helpers/stack.ts";
+import {
+	callTool,
+	type Stack,
+	startStack,
+	until,
+	untilMachineOnline,
+} from "../helpers/stack.ts";
 import {
 	exits,
 	type HostileT3,
@@ -152,17 +158,7 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 
 	test("a T3 refusal and a run error quoting a token are masked in tool results", async () => {
 		const client = await stack.client();
-		await until(
-			async () =>
-				(
-					await callTool<{ machines: { name: string; state: string }[] }>(
-						client,
-						"t3_machines",
-					)
-				).data.machines.find((x) => x.name === "refuser")?.state === "online",
-			10_000,
-			"refuser online",
-		);
+		await untilMachineOnline(client, "refuser");
 		const refused = await callTool(client, "t3_dispatch", {
 			machine: "refuser",
 			project: "demo",
@@ -227,17 +223,7 @@ describe("a webhook receiver replying with secrets", () => {
 			body: `signature mismatch: got Authorization: Bearer ${HOOK_TOKEN}, webhook secret ${TEST_SECRET}, try Bearer ${STRANGER_BEARER}`,
 		});
 		const client = await stack.client();
-		await until(
-			async () =>
-				(
-					await callTool<{ machines: { name: string; state: string }[] }>(
-						client,
-						"t3_machines",
-					)
-				).data.machines.find((x) => x.name === "demo")?.state === "online",
-			10_000,
-			"demo online",
-		);
+		await untilMachineOnline(client, "demo");
 		const dispatched = await callTool(client, "t3_dispatch", {
 			machine: "demo",
 			project: "demo",

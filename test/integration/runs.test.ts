@@ -280,14 +280,19 @@ describe("vanished threads", () => {
 		});
 		expect(String(data.error)).toContain("is gone from machine");
 	};
-
-	test("deleted elsewhere: the open wait returns at once, and one thread.failed event says missing", async () => {
-		const client = await stack.client();
+	/** A running "long task" with a t3_wait open on it (not yet returned). */
+	const waitingOnLongTask = async (client: Client) => {
 		const d = await dispatch(client, { prompt: "long task" });
 		await untilRunning(client, d.thread_id);
 		const before = activeWaits();
 		const pending = wait(client, { thread_id: d.thread_id, timeout: 60 });
 		await until(() => activeWaits() > before, 10_000, "the wait to be open");
+		return { d, pending };
+	};
+
+	test("deleted elsewhere: the open wait returns at once, and one thread.failed event says missing", async () => {
+		const client = await stack.client();
+		const { d, pending } = await waitingOnLongTask(client);
 		stack.sim("demo").deleteThread(d.thread_id);
 		const w = await pending;
 		expect(w.isError).toBe(false);
@@ -354,11 +359,7 @@ describe("vanished threads", () => {
 
 	test("our own delete is not vanishing: no event, and an open wait says it was deleted", async () => {
 		const client = await stack.client();
-		const d = await dispatch(client, { prompt: "long task" });
-		await untilRunning(client, d.thread_id);
-		const before = activeWaits();
-		const pending = wait(client, { thread_id: d.thread_id, timeout: 60 });
-		await until(() => activeWaits() > before, 10_000, "the wait to be open");
+		const { d, pending } = await waitingOnLongTask(client);
 		const machine = stack.server.services.fleet.get("demo")?.machine;
 		const deleted = await callTool(client, "t3_delete", {
 			thread_id: d.thread_id,
