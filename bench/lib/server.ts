@@ -29,6 +29,26 @@ export function ensureBinary(rebuild: boolean): {
 	return { path: BINARY, builtAt: statSync(BINARY).mtime.toISOString() };
 }
 
+/**
+ * The compiled binary; `BENCH_SOURCE=1` runs `src/index.ts` with this bun instead, and
+ * `BENCH_CPU_PROF=<dir>` does that under `--cpu-prof` (a profile per connector process).
+ */
+function connectorCommand(): string[] {
+	const profDir = process.env.BENCH_CPU_PROF;
+	if (profDir)
+		return [
+			process.execPath,
+			"--cpu-prof",
+			"--cpu-prof-dir",
+			profDir,
+			join(ROOT, "src/index.ts"),
+			"serve",
+		];
+	if (process.env.BENCH_SOURCE === "1")
+		return [process.execPath, join(ROOT, "src/index.ts"), "serve"];
+	return [BINARY, "serve"];
+}
+
 export function tempDir(): string {
 	return mkdtempSync(join(tmpdir(), "t3code-mcp-bench-"));
 }
@@ -53,10 +73,12 @@ export async function startBinary(options: {
 		machines: options.machines,
 		statePath: options.statePath ?? join(dir, "state.sqlite"),
 		env: { T3CODE_MCP_LOG_LEVEL: "error", ...options.env },
-		command:
-			options.cpu === undefined
-				? [BINARY, "serve"]
-				: ["taskset", "-c", String(options.cpu), BINARY, "serve"],
+		command: [
+			...(options.cpu === undefined
+				? []
+				: ["taskset", "-c", String(options.cpu)]),
+			...connectorCommand(),
+		],
 	});
 	return {
 		...server,

@@ -8,7 +8,13 @@ import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 
 type JsonSchemaFn = (options: unknown) => Record<string, unknown>;
 
-export function cachedSchema<S extends StandardSchemaWithJSON>(schema: S): S {
+/** Passes a value through unchecked (`check: false`). */
+const unchecked = (value: unknown) => ({ value });
+
+export function cachedSchema<S extends StandardSchemaWithJSON>(
+	schema: S,
+	options: { check?: boolean } = {},
+): S {
 	const standard = schema["~standard"] as S["~standard"] & {
 		jsonSchema: { input: JsonSchemaFn; output: JsonSchemaFn };
 	};
@@ -29,7 +35,7 @@ export function cachedSchema<S extends StandardSchemaWithJSON>(schema: S): S {
 	return {
 		"~standard": {
 			...standard,
-			validate: standard.validate,
+			validate: options.check === false ? unchecked : standard.validate,
 			jsonSchema: { input: memo("input"), output: memo("output") },
 		},
 	} as unknown as S;
