@@ -128,8 +128,18 @@ function rangeFor(
 	target: Run,
 	wholeThread: boolean,
 ): Range | string {
-	if (BUSY_RUN_STATUSES.has(target.status))
-		return `${runLabel(target)} is still going; T3 has its diff once it completes (call t3_wait first).`;
+	if (BUSY_RUN_STATUSES.has(target.status)) {
+		const state =
+			target.status === "queued"
+				? `run ${target.ordinal} is queued and has not started`
+				: `${runLabel(target)} is still going`;
+		// The default is the latest run: name the way to what an earlier run already changed.
+		const earlier =
+			target.ordinal > 1
+				? " To see what an earlier run changed, pass its run_id (t3_thread with turns > 1 lists them)."
+				: "";
+		return `${state}; T3 has its diff once it completes (call t3_wait first).${earlier}`;
+	}
 	const checkpointed = (r: Run) =>
 		r.status === "completed" || (r.checkpointId ?? null) !== null;
 	if (wholeThread) {

@@ -108,10 +108,15 @@ function firstStep(
 		return "A question or approval is pending: answer it with t3_answer (or stop the run with t3_interrupt) first, then retry.";
 	if (busy && action === "archive")
 		return "The agent is still working: wait for the run to end (t3_wait) or stop it (t3_interrupt) first, then archive.";
-	if (action === "unarchive") return "The thread is not archived.";
-	if (action === "archive") return "The thread may already be archived.";
-	if (action === "unsettle") return "The thread is not settled.";
-	if (action === "settle") return "The thread may already be settled.";
+	// Repeating an action is refused; say that the thread is already where it was asked to go.
+	if (action === "unarchive")
+		return "If the thread is not archived, there is nothing to do.";
+	if (action === "archive")
+		return "If it is already archived, there is nothing to do (t3_threads with archived: true lists it).";
+	if (action === "unsettle")
+		return "If the thread is not settled, there is nothing to do.";
+	if (action === "settle")
+		return "If it is already settled, there is nothing to do.";
 	return "Check the thread with t3_thread.";
 }
 

@@ -140,8 +140,38 @@ describe("t3_threads", () => {
 		expect(
 			(await list({ query: "zEBRA" })).data.threads.map((t) => t.thread_id),
 		).toEqual([ids.hello]);
+		// The latest message counts too: "edit a file" answered "Edited src/app.ts."
+		expect(
+			(await list({ query: "EDITED src/" })).data.threads.map(
+				(t) => t.thread_id,
+			),
+		).toEqual([ids.edit]);
 		expect((await list({ state: "attention" })).data.threads).toEqual([]);
 		expect((await list({ state: "settled" })).data.threads).toHaveLength(3);
+	});
+
+	test("the active list is read from the shells already held: no request reaches T3", async () => {
+		const sims = [stack.sim("a"), stack.sim("b")];
+		const requests = () =>
+			sims.flatMap((sim) =>
+				sim
+					.frames()
+					.filter((f) => f.dir === "recv")
+					.flatMap((f) => (Array.isArray(f.frame) ? f.frame : [f.frame]))
+					.filter((m) => (m as { _tag?: string } | null)?._tag === "Request"),
+			).length;
+		for (const sim of sims) sim.record(true);
+		try {
+			const before = requests();
+			const { data } = await list({ query: "zebra" });
+			expect(data.threads.map((t) => t.thread_id)).toEqual([ids.hello]);
+			expect(requests()).toBe(before);
+			// The recording does see requests: archived threads are read from T3.
+			await list({ archived: true });
+			expect(requests()).toBeGreaterThan(before);
+		} finally {
+			for (const sim of sims) sim.record(false);
+		}
 	});
 
 	test("pages with a cursor bound to its filters", async () => {
@@ -219,6 +249,9 @@ describe("t3_manage and t3_delete", () => {
 		const again = await manage(id, "archive");
 		expect(again.isError).toBe(true);
 		expect(again.text).toContain(`refused archive on thread "${id}"`);
+		expect(again.text).toContain(
+			"If it is already archived, there is nothing to do (t3_threads with archived: true lists it).",
+		);
 
 		expect((await manage(id, "unarchive")).data.archived).toBe(false);
 		expect((await manage(id, "settle")).isError).toBe(false);
@@ -295,6 +328,18 @@ describe("t3_manage and t3_delete", () => {
 		const id = first.data.thread_id;
 		await untilRunning(client, id);
 		await callTool(client, "t3_dispatch", { thread_id: id, prompt: "say hi" });
+		// The latest run is the queued one: no diff yet, and the reason says how to see run 1's.
+		const queuedDiff = await callTool<Diff>(client, "t3_diff", {
+			thread_id: id,
+		});
+		expect(queuedDiff.data).toMatchObject({
+			run_id: `run:thread:${id}:ordinal:2`,
+			available: false,
+		});
+		expect(queuedDiff.data.reason).toContain(
+			"run 2 is queued and has not started",
+		);
+		expect(queuedDiff.data.reason).toContain("pass its run_id");
 		const held = await callTool<{ queued: { held: boolean }[] }>(
 			client,
 			"t3_interrupt",
