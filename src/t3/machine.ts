@@ -5,6 +5,7 @@
  * commandId after a transport failure (§6.1). Reads go over HTTP, commands over the socket.
  */
 import type { MachineConfig } from "../config/types.ts";
+import { notifyAll } from "../util/listeners.ts";
 import type { Logger } from "../util/log.ts";
 import { redact } from "../util/redact.ts";
 import {
@@ -125,13 +126,7 @@ export function createMachine(
 	let silentDrop = false;
 
 	function emit(change: ShellChange): void {
-		for (const listener of [...listeners]) {
-			try {
-				listener(change);
-			} catch (err) {
-				log.error("shell change listener threw", { err });
-			}
-		}
+		notifyAll(listeners, change, log, "shell change");
 	}
 
 	function setState(state: MachineState, raw: string | null): void {

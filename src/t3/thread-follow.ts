@@ -10,6 +10,8 @@
  * A drop resumes with `afterSequence` once the machine is back; a stream that cannot resume,
  * or a thread beyond `maxThreads`, falls back to the shell + GET path.
  */
+
+import { notifyAll } from "../util/listeners.ts";
 import type { Logger } from "../util/log.ts";
 import { compactThreadShell, decodeThreadStreamItem } from "./decode.ts";
 import {
@@ -79,13 +81,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	let fallbacks = 0;
 
 	function emit(change: ShellChange): void {
-		for (const listener of [...listeners]) {
-			try {
-				listener(change);
-			} catch (err) {
-				log.error("shell change listener threw", { err });
-			}
-		}
+		notifyAll(listeners, change, log, "shell change");
 	}
 
 	/** Followed rows are at least as new as everything the shell and our commands showed. */
@@ -331,15 +327,8 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		emit(change);
 	});
 
-	const noteWork = (threadId: string) => {
-		for (const listener of [...workListeners]) {
-			try {
-				listener(threadId);
-			} catch (err) {
-				log.error("work listener threw", { err });
-			}
-		}
-	};
+	const noteWork = (threadId: string) =>
+		notifyAll(workListeners, threadId, log, "work");
 
 	return {
 		...inner,

@@ -31,6 +31,12 @@ export const questionSchema = z
 	})
 	.nullable();
 
+export const machineArg = z
+	.string()
+	.min(1)
+	.max(ID_MAX)
+	.describe("Machine name, as listed by t3_machines.");
+
 export const threadIdArg = z
 	.string()
 	.min(1)

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { listModels } from "../../threads/model-catalog.ts";
-import { ID_MAX } from "../schemas.ts";
+import { machineArg } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Models = defineTool({
@@ -11,11 +11,7 @@ export const t3Models = defineTool({
 	description:
 		'List the models one T3 machine offers, from its providers (Claude, Codex, …). Use it before t3_dispatch when you want a model other than the machine\'s default_model, plan mode or model options. Each entry gives `model`, the exact "<provider>/<slug>" string to pass as t3_dispatch `model`; `ready` (false with `reason` when the provider is not installed, not signed in or disabled — such a model cannot run); `plan_mode` (whether interaction_mode "plan" works); and `options` (id, label, type, allowed values, default), which you pass as t3_dispatch `options: {id: value}`. The list is cached and refreshed when the machine reconnects or reports a config change.',
 	inputSchema: z.object({
-		machine: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
-			.describe("Machine name, as listed by t3_machines."),
+		machine: machineArg,
 	}),
 	outputSchema: z.object({
 		machine: z.string(),
