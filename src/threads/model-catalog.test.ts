@@ -1,39 +1,15 @@
 import { describe, expect, it } from "bun:test";
-import { createFleet } from "../fleet/fleet.ts";
-import type { Machine, ShellChange } from "../t3/machine-api.ts";
+import { fakeFleetOf } from "../../test/helpers/fake-machine.ts";
 import { createModelCatalog } from "./model-catalog.ts";
 
 /** One machine whose `server.getConfig` answers are released by the test, one by one. */
 function setup() {
-	const listeners = new Set<(change: ShellChange) => void>();
 	const reads: { resolve(config: unknown): void; reject(e: Error): void }[] =
 		[];
-	const machine = {
-		onChange(listener: (change: ShellChange) => void) {
-			listeners.add(listener);
-			return () => listeners.delete(listener);
-		},
+	const { fleet, entry, emit } = fakeFleetOf({
 		serverConfig: () =>
 			new Promise((resolve, reject) => reads.push({ resolve, reject })),
-	} as unknown as Machine;
-	const fleet = createFleet(
-		[
-			{
-				name: "m",
-				url: "http://127.0.0.1:1",
-				tokenEnv: "T",
-				token: "t",
-				projects: ["*"],
-				model: null,
-				options: [],
-			},
-		],
-		() => machine,
-	);
-	const entry = fleet.list()[0] as ReturnType<typeof fleet.list>[number];
-	const emit = (change: ShellChange) => {
-		for (const l of listeners) l(change);
-	};
+	});
 	const config = (instanceId: string) => ({
 		providers: [{ instanceId, models: [{ slug: "x", name: "X" }] }],
 	});

@@ -21,10 +21,7 @@ export function fakeFleet(
 	shell: ThreadShell,
 	projection: ThreadProjection,
 ): { fleet: Fleet; emit: (change: ShellChange) => void } {
-	const listeners = new Set<(change: ShellChange) => void>();
-	const machine = {
-		name: "m",
-		url: "http://127.0.0.1:1",
+	return fakeFleetOf({
 		status: () => ({
 			state: "online",
 			reason: null,
@@ -34,11 +31,24 @@ export function fakeFleet(
 		projects: () => [FAKE_PROJECT],
 		threads: () => [shell],
 		thread: (id: string) => (id === shell.id ? shell : undefined),
+		getThread: async () => ({ snapshotSequence: 1, projection }),
+	});
+}
+
+/**
+ * A fleet of one machine "m" made of `parts` (the Machine methods a test needs) plus `onChange`,
+ * whose listeners `emit` calls.
+ */
+export function fakeFleetOf(parts: Record<string, unknown>) {
+	const listeners = new Set<(change: ShellChange) => void>();
+	const machine = {
+		name: "m",
+		url: "http://127.0.0.1:1",
 		onChange(listener: (change: ShellChange) => void) {
 			listeners.add(listener);
 			return () => listeners.delete(listener);
 		},
-		getThread: async () => ({ snapshotSequence: 1, projection }),
+		...parts,
 	} as unknown as Machine;
 	const fleet = createFleet(
 		[
@@ -54,10 +64,9 @@ export function fakeFleet(
 		],
 		() => machine,
 	);
-	return {
-		fleet,
-		emit: (change) => {
-			for (const listener of listeners) listener(change);
-		},
+	const entry = fleet.list()[0] as ReturnType<Fleet["list"]>[number];
+	const emit = (change: ShellChange) => {
+		for (const listener of listeners) listener(change);
 	};
+	return { fleet, entry, emit };
 }
