@@ -10,25 +10,21 @@ import {
 	startSimWithClient,
 	until,
 } from "./test-client.ts";
-import type { Sim } from "./types.ts";
+import type { Sim, SimOptions } from "./types.ts";
 
 let sim: Sim;
 let c: RawClient;
 let projectId: string;
-beforeEach(async () => {
-	({
-		sim,
-		projectId,
-		client: c,
-	} = await startSimWithClient({
-		stepMs: 2,
-		coalesceMs: 2,
-	}));
-});
-afterEach(async () => {
+/** Starts this test's sim and client (beforeEach), or restarts them with other options. */
+async function useSim(options: SimOptions): Promise<void> {
+	({ sim, projectId, client: c } = await startSimWithClient(options));
+}
+async function stopSim(): Promise<void> {
 	c.close();
 	await sim.stop();
-});
+}
+beforeEach(() => useSim({ stepMs: 2, coalesceMs: 2 }));
+afterEach(stopSim);
 
 const isEvent =
 	(type: string, pred: (payload: Frame) => boolean = () => true) =>
@@ -423,17 +419,8 @@ describe("sim runs", () => {
 	});
 
 	it("without queue holding ignores holdQueue and does not know queue.resume", async () => {
-		c.close();
-		await sim.stop();
-		({
-			sim,
-			projectId,
-			client: c,
-		} = await startSimWithClient({
-			stepMs: 2,
-			coalesceMs: 2,
-			queueHolding: false,
-		}));
+		await stopSim();
+		await useSim({ stepMs: 2, coalesceMs: 2, queueHolding: false });
 		const { thread, runId, threadId } = await launch("long task");
 		await thread.waitFor(isEvent("run.updated", (p) => p.status === "running"));
 		await dispatch(threadId, "second");
@@ -539,15 +526,8 @@ describe("sim runs", () => {
 	});
 
 	it("coalesces shell changes inside the window", async () => {
-		await sim.stop();
-		({
-			sim,
-			projectId,
-			client: c,
-		} = await startSimWithClient({
-			stepMs: 1,
-			coalesceMs: 300,
-		}));
+		await stopSim();
+		await useSim({ stepMs: 1, coalesceMs: 300 });
 		const shell = c.stream("orchestration.subscribeShell", {});
 		await launchDone("hello");
 		const update = await shell.waitFor((i) => i.kind === "thread.updated");
