@@ -3,6 +3,11 @@
  * McpServer per request, and the SDK converts each tool's zod schema to JSON Schema for every
  * call (tools/list, and the output projection of tools/call): for a large output schema that
  * conversion was most of what a call cost on top of its own work.
+ *
+ * The cached JSON Schema also spells each multi-type `type` (zod 4 writes a nullable string as
+ * `type: ["string", "null"]`) as `anyOf` branches of one type each: the same schema, but one
+ * that clients mapping tool schemas onto a single-`type` dialect (Gemini function declarations)
+ * accept; the MCP Inspector's `--strict` flags the array form.
  */
 import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 
@@ -27,7 +32,12 @@ export function cachedSchema<S extends StandardSchemaWithJSON>(
 			if (!json) {
 				// Frozen: the SDK only reads (and spreads) it, and a copy per call cost as
 				// much as the conversion it saves.
-				json = deepFreeze(standard.jsonSchema[io](options));
+				json = deepFreeze(
+					singleTypes(standard.jsonSchema[io](options)) as Record<
+						string,
+						unknown
+					>,
+				);
 				cache.set(key, json);
 			}
 			return json;
@@ -39,6 +49,27 @@ export function cachedSchema<S extends StandardSchemaWithJSON>(
 			jsonSchema: { input: memo("input"), output: memo("output") },
 		},
 	} as unknown as S;
+}
+
+/**
+ * `{type: [a, b], …rest}` → `{anyOf: [{type: a}, {type: b}], …rest}`, everywhere in a JSON
+ * Schema. zod only writes a `type` array for a union of bare types (a branch with any constraint
+ * stays in `anyOf`), so the other keywords beside it (description, default) apply to every
+ * branch and stay where they are. (A property named `type` holds a schema object, not an array,
+ * so it is left alone.)
+ */
+export function singleTypes(value: unknown): unknown {
+	if (Array.isArray(value)) return value.map(singleTypes);
+	if (!value || typeof value !== "object") return value;
+	const out: Record<string, unknown> = {};
+	for (const [key, child] of Object.entries(value))
+		out[key] = singleTypes(child);
+	const type = out.type;
+	if (Array.isArray(type) && type.length > 1 && out.anyOf === undefined) {
+		delete out.type;
+		out.anyOf = type.map((t) => ({ type: t }));
+	}
+	return out;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,14 +1,20 @@
 /**
  * Test harness: simulated T3 machines + the real server on loopback (ephemeral ports, temp
  * state), and the official MCP client in either protocol era. Everything it starts, `stop()` ends.
+ *
+ * With T3CODE_MCP_TEST_TRANSPORT=stdio (test/integration/stdio-tools.test.ts sets it to run tool
+ * tests again over stdio), `client()` instead launches the real `t3code-mcp stdio` as a client
+ * would (XDG paths in the stack's directory, working directory `/`) and speaks to it through the
+ * official client's stdio transport; no in-process server runs, so `server` is unavailable.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
 	Client,
 	StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
 import type {
 	AppConfig,
@@ -21,6 +27,11 @@ import { type Logger, silentLogger } from "../../src/util/log.ts";
 
 export type Era = "legacy" | "modern";
 export const ERAS: Era[] = ["legacy", "modern"];
+
+/** How `stack.client()` reaches the tools (see the top of this file). */
+export type McpTransport = "http" | "stdio";
+export const TEST_TRANSPORT: McpTransport =
+	process.env.T3CODE_MCP_TEST_TRANSPORT === "stdio" ? "stdio" : "http";
 
 export interface MachineSpec {
 	name: string;
@@ -131,6 +142,7 @@ export function testServerSettings(
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
+	if (TEST_TRANSPORT === "stdio") return startStdioStack(options);
 	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-test-"));
 	const statePath = options.statePath ?? join(dir, "state.sqlite");
 	const sims = new Map<string, Sim>();
@@ -207,6 +219,145 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		},
 	};
 	return stack;
+}
+
+const ENTRY = join(import.meta.dir, "../../src/index.ts");
+
+/** A quoted TOML string (JSON string escapes are valid TOML basic-string escapes). */
+const tomlString = (value: string) => JSON.stringify(value);
+
+/** The stack's machines as the `t3code.toml` a user would write. */
+function configToml(machines: MachineConfig[]): string {
+	return machines
+		.flatMap((m) => [
+			`[machines.${tomlString(m.name)}]`,
+			`url = ${tomlString(m.url)}`,
+			`token_env = ${tomlString(m.tokenEnv)}`,
+			`projects = [${m.projects.map(tomlString).join(", ")}]`,
+			...(m.model
+				? [`model = ${tomlString(`${m.model.instanceId}/${m.model.model}`)}`]
+				: []),
+			`options = { ${m.options.map((o) => `${tomlString(o.id)} = ${JSON.stringify(o.value)}`).join(", ")} }`,
+			"",
+		])
+		.join("\n");
+}
+
+/** The stack over stdio: sims in this process, the server a `t3code-mcp stdio` child per client. */
+async function startStdioStack(options: StackOptions): Promise<Stack> {
+	const unsupported: string[] = (
+		[
+			"statePath",
+			"progressIntervalMs",
+			"clock",
+			"retryScheduleS",
+			"log",
+		] as const
+	).filter((k) => options[k] !== undefined);
+	const {
+		waitTimeoutS,
+		pingTimeoutS,
+		hookUrl,
+		hookToken,
+		hookSecret,
+		...rest
+	} = options.server ?? {};
+	unsupported.push(...Object.keys(rest));
+	if (unsupported.length > 0) {
+		throw new Error(
+			`startStack over stdio cannot apply ${unsupported.join(", ")} (the server runs in another process): leave this test file to HTTP`,
+		);
+	}
+	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-test-"));
+	const sims = new Map<string, Sim>();
+	const env: Record<string, string> = {
+		PATH: process.env.PATH ?? "",
+		HOME: dir,
+		XDG_CONFIG_HOME: join(dir, "config"),
+		XDG_STATE_HOME: join(dir, "state"),
+		T3CODE_MCP_LOG_LEVEL: "error",
+	};
+	if (waitTimeoutS !== undefined)
+		env.T3CODE_MCP_WAIT_TIMEOUT_S = String(waitTimeoutS);
+	if (pingTimeoutS !== undefined)
+		env.T3CODE_MCP_PING_TIMEOUT_S = String(pingTimeoutS);
+	if (hookUrl) env.T3CODE_MCP_HOOK_URL = hookUrl;
+	if (hookToken) env.T3CODE_MCP_HOOK_TOKEN = hookToken;
+	if (hookSecret) env.T3CODE_MCP_HOOK_SECRET = hookSecret;
+	const machines: MachineConfig[] = [];
+	for (const spec of options.machines ?? [{ name: "demo" }]) {
+		let url = spec.url;
+		let token: string | undefined;
+		if (!url) {
+			const sim = await startSim({ stepMs: 5, coalesceMs: 5, ...spec.sim });
+			sims.set(spec.name, sim);
+			url = sim.url;
+			token = sim.token;
+		}
+		if (spec.token !== undefined) token = spec.token ?? undefined;
+		const machine = machineConfig(spec, url, token);
+		if (token !== undefined) env[machine.tokenEnv] = token;
+		machines.push(machine);
+	}
+	mkdirSync(join(dir, "config", "t3code-mcp"), { recursive: true });
+	writeFileSync(
+		join(dir, "config", "t3code-mcp", "t3code.toml"),
+		configToml(machines),
+	);
+	const clients: Client[] = [];
+	const unavailable = (what: string) =>
+		new Error(
+			`stack.${what}: no in-process server when the tools run over stdio`,
+		);
+	return {
+		get server(): RunningServer {
+			throw unavailable("server");
+		},
+		sims,
+		sim(name) {
+			const sim = name ? sims.get(name) : sims.values().next().value;
+			if (!sim) throw new Error(`no sim ${name}`);
+			return sim;
+		},
+		statePath: join(dir, "state", "t3code-mcp", "t3code-mcp.sqlite"),
+		dir,
+		async client({ era = "legacy", headers = {} } = {}) {
+			// One process holds the state file; a second would run on in-memory state.
+			if (clients.length > 0 || Object.keys(headers).length > 0) {
+				throw new Error(
+					"a stdio stack serves one client, without HTTP headers: leave this test to HTTP",
+				);
+			}
+			const transport = new StdioClientTransport({
+				command: process.execPath,
+				args: ["run", ENTRY, "stdio"],
+				env,
+				cwd: "/",
+				stderr: "pipe",
+			});
+			transport.stderr?.on("data", () => {}); // drained; the level is "error"
+			const client = new Client(
+				{ name: "t3code-mcp-test", version: "1.0.0" },
+				era === "modern" ? { versionNegotiation: { mode: "auto" } } : {},
+			);
+			await client.connect(transport);
+			clients.push(client);
+			// Read by stdio-tools.test.ts: proof that this run really went over stdio.
+			console.log(`[stdio] t3code-mcp stdio pid ${transport.pid}`);
+			return client;
+		},
+		async stopServer() {
+			throw unavailable("stopServer");
+		},
+		async restartServer() {
+			throw unavailable("restartServer");
+		},
+		async stop() {
+			await Promise.all(clients.map((c) => c.close().catch(() => {})));
+			await Promise.all([...sims.values()].map((s) => s.stop()));
+			rmSync(dir, { recursive: true, force: true });
+		},
+	};
 }
 
 export interface CallOutcome<T = Record<string, unknown>> {
