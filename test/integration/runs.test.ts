@@ -381,4 +381,35 @@ describe("vanished threads", () => {
 			),
 		).not.toContain(d.thread_id);
 	});
+
+	test("archiving is not vanishing: no event, also after a restart's catch-up, and a wait says completed", async () => {
+		let client = await stack.client();
+		const d = await dispatch(client, { prompt: "say hi" });
+		expect((await wait(client, { thread_id: d.thread_id })).data.outcome).toBe(
+			"completed",
+		);
+		await until(() => forThread(d.thread_id).length === 1, 10_000, "event");
+		const archived = await callTool(client, "t3_manage", {
+			thread_id: d.thread_id,
+			action: "archive",
+		});
+		expect(archived.isError).toBe(false);
+		const machine = stack.server.services.fleet.get("demo")?.machine;
+		await until(() => !machine?.thread(d.thread_id), 10_000, "shell removal");
+		await settle();
+		// The catch-up at start looks at every watched thread the shell does not list.
+		await stack.restartServer();
+		client = await stack.client();
+		const w = await wait(client, { thread_id: d.thread_id, timeout: 0 });
+		expect(w.isError).toBe(false);
+		expect(w.data).toMatchObject({
+			outcome: "completed",
+			run_id: d.run_id,
+			run_status: "completed",
+		});
+		await settle();
+		expect(forThread(d.thread_id).map((e) => e.body.type)).toEqual([
+			"thread.completed",
+		]);
+	});
 });
