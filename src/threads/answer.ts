@@ -123,6 +123,12 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 					`answers.${q.id}: this question takes one answer, not a list. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,
 				);
 			}
+			// Nothing chosen would reach the agent as an answer that says nothing, like blank text.
+			if (Array.isArray(value) && value.length === 0) {
+				throw new ThreadError(
+					`answers.${q.id}: an empty list is not an answer. Give one or more of the options (${q.options.map((o) => `"${o}"`).join(", ")})${q.allow_custom ? " or non-empty free text" : ""}.`,
+				);
+			}
 			const labels = Array.isArray(value) ? value : [value];
 			const mapped = labels.map((label) => {
 				// Blank text would reach the agent as an answer that says nothing.

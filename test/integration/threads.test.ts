@@ -534,6 +534,24 @@ describe("question variants", () => {
 			(await wait(client, { thread_id: d.data.thread_id })).data.message,
 		).toBe("You chose cheese, basil.");
 	});
+
+	test("an empty list is not an answer to a multi-select question", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "ask me several things" });
+		await wait(client, { thread_id: d.data.thread_id });
+		const a = await answer(client, d.data.thread_id, {
+			answers: { toppings: [] },
+		});
+		expect(a.isError).toBe(true);
+		expect(a.text).toBe(
+			'answers.toppings: an empty list is not an answer. Give one or more of the options ("Cheese", "Olives", "Basil") or non-empty free text.',
+		);
+		// Still pending: a real answer goes through.
+		const ok = await answer(client, d.data.thread_id, {
+			answers: { toppings: ["Olives"] },
+		});
+		expect(ok.isError).toBe(false);
+	});
 });
 
 describe("abandoned waits", () => {
