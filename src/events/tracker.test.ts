@@ -69,7 +69,7 @@ function setup(status: string) {
 	});
 	const shellUpdate = () =>
 		emit({ kind: "thread", thread: shell, sequence: 2, previous: undefined });
-	return { tracker, outbox, shellUpdate };
+	return { tracker, outbox, shellUpdate, fleet };
 }
 
 describe("terminal statuses without a simulator scenario", () => {
@@ -95,4 +95,26 @@ describe("terminal statuses without a simulator scenario", () => {
 			});
 		},
 	);
+});
+
+describe("a waiter woken by the same change answers before the commit", () => {
+	test("promise chains started by the change run before the outbox row is written", async () => {
+		const { tracker, outbox, shellUpdate, fleet } = setup("completed");
+		tracker.start();
+		// Registered after the tracker, like a t3_wait: a long chain of awaits (its reply).
+		let rowsWhenAnswered = -1;
+		fleet.list()[0]?.machine.onChange(() => {
+			void (async () => {
+				for (let i = 0; i < 100; i++) await Promise.resolve();
+				rowsWhenAnswered = outbox.forThread("t1").length;
+			})();
+		});
+		shellUpdate();
+		await tracker.idle();
+		tracker.stop();
+		expect(rowsWhenAnswered).toBe(0);
+		expect(outbox.forThread("t1").map((r) => r.type)).toEqual([
+			"thread.completed",
+		]);
+	});
 });

@@ -180,6 +180,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		// here through the store's reads), so if it is allowed again the catch-up reports what
 		// happened meanwhile.
 		if (!project) return;
+		// The commit below is synchronous (FULL: an fsync) and blocks the thread. A t3_wait woken
+		// by the same change answers first: its reply is already on its way after this yield,
+		// where it used to wait for the fsync (wake from the outcome frame p50 ~6 → ~3 ms).
+		await yieldToWaiters();
 		const fresh = deps.threads.get(threadId);
 		if (fresh?.watched !== 1) return;
 		const emitted = deps.db.transaction(() => {
@@ -215,6 +219,11 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			deps.onEmitted();
 		}
 	}
+}
+
+/** One turn of the event loop: every promise chain the current change started runs first. */
+function yieldToWaiters(): Promise<void> {
+	return new Promise((resolve) => setImmediate(resolve));
 }
 
 function seen(shell: ThreadShell) {
