@@ -198,7 +198,12 @@ export function manageThread(
 				const resumed = await resumeQueue(deps, threadId);
 				return {
 					threadId,
-					result: { result: manageShape(resumed) },
+					result: {
+						result: manageShape(resumed),
+						note: resumed.wasHeld
+							? undefined
+							: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+					},
 					place: resumed.place,
 				};
 			}

@@ -19,6 +19,8 @@ export interface ResumeQueueResult {
 	archived: boolean;
 	/** The runs still queued afterwards; none is held once T3 has taken the resume. */
 	queued: QueuedRun[];
+	/** Whether any queued run was held before: otherwise the resume changed nothing. */
+	wasHeld: boolean;
 	/** Where the thread lives (for the idempotency key's row). */
 	place: OperationPlace;
 }
@@ -53,6 +55,7 @@ export async function resumeQueue(
 		title: after.thread.title,
 		archived: Boolean(after.thread.archivedAt),
 		queued: queuedRuns(after),
+		wasHeld: held,
 		place: placeOf(located),
 	};
 }

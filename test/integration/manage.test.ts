@@ -348,6 +348,7 @@ describe("t3_manage and t3_delete", () => {
 		expect(held.data.queued).toHaveLength(1);
 		const resumed = await manage(id, "resume_queue");
 		expect(resumed.isError).toBe(false);
+		expect(resumed.text).not.toContain("nothing to resume");
 		expect(resumed.data).toMatchObject({
 			thread_id: id,
 			action: "resume_queue",
@@ -366,6 +367,15 @@ describe("t3_manage and t3_delete", () => {
 			outcome: "completed",
 			run_id: `run:thread:${id}:ordinal:2`,
 		});
+	});
+
+	test("resume_queue with no held queue succeeds and says there was nothing to resume", async () => {
+		const r = await manage(ids.edit, "resume_queue");
+		expect(r.isError).toBe(false);
+		expect(r.data).toMatchObject({ thread_id: ids.edit, archived: false });
+		expect(r.text).toContain(
+			"No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+		);
 	});
 
 	test("an idempotency_key replay returns the first result", async () => {
