@@ -14,6 +14,7 @@ import {
 } from "@modelcontextprotocol/client";
 import pkg from "../../package.json" with { type: "json" };
 import { type Sim, startSim } from "../../src/sim/index.ts";
+import { runToExit } from "../helpers/process.ts";
 import {
 	cleanEnv,
 	ensureBinary,
@@ -46,20 +47,8 @@ afterAll(async () => {
 	if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(args: string[], env: Record<string, string> = cleanEnv({})) {
-	const proc = Bun.spawn([binary, ...args], {
-		cwd: dir,
-		env,
-		stdout: "pipe",
-		stderr: "pipe",
-	});
-	const [code, stdout, stderr] = await Promise.all([
-		proc.exited,
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-	]);
-	return { code, stdout, stderr };
-}
+const run = (args: string[], env: Record<string, string> = cleanEnv({})) =>
+	runToExit([binary, ...args], { cwd: dir, env });
 
 /** Starts `serve` on a free port against the sim, waits for /healthz; returns it and its URL. */
 async function serve(extra: Record<string, string> = {}, cwd = dir) {

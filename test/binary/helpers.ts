@@ -4,6 +4,7 @@
  */
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { runToExit } from "../helpers/process.ts";
 
 export const ROOT = resolve(import.meta.dir, "../..");
 export const BINARY = join(ROOT, "dist", "t3code-mcp");
@@ -13,22 +14,18 @@ let built: Promise<string> | undefined;
 /** `bun run build` once per test process; resolves to the binary path. */
 export function ensureBinary(): Promise<string> {
 	built ??= (async () => {
-		const proc = Bun.spawn([process.execPath, "run", "build"], {
-			cwd: ROOT,
-			env: {
-				PATH: process.env.PATH ?? "/usr/bin:/bin",
-				HOME: process.env.HOME ?? "/tmp",
+		const { code, stdout, stderr } = await runToExit(
+			[process.execPath, "run", "build"],
+			{
+				cwd: ROOT,
+				env: {
+					PATH: process.env.PATH ?? "/usr/bin:/bin",
+					HOME: process.env.HOME ?? "/tmp",
+				},
 			},
-			stdout: "pipe",
-			stderr: "pipe",
-		});
-		const [code, out, err] = await Promise.all([
-			proc.exited,
-			new Response(proc.stdout).text(),
-			new Response(proc.stderr).text(),
-		]);
+		);
 		if (code !== 0)
-			throw new Error(`bun run build failed (${code}):\n${out}\n${err}`);
+			throw new Error(`bun run build failed (${code}):\n${stdout}\n${stderr}`);
 		return BINARY;
 	})();
 	return built;

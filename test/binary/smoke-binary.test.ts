@@ -5,6 +5,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { runToExit } from "../helpers/process.ts";
 import { cleanEnv, ensureBinary, ROOT } from "./helpers.ts";
 
 let binary: string;
@@ -13,22 +14,11 @@ beforeAll(async () => {
 }, 120_000);
 
 async function smoke(version: string) {
-	const proc = Bun.spawn(
-		["bash", join(ROOT, ".ci/smoke-binary"), binary, version],
-		{
-			cwd: ROOT,
-			env: cleanEnv({}),
-			stdout: "pipe",
-			stderr: "pipe",
-			timeout: 60_000,
-		},
-	);
-	const [stdout, stderr, code] = await Promise.all([
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-		proc.exited,
-	]);
-	return { stdout, stderr, code };
+	return runToExit(["bash", join(ROOT, ".ci/smoke-binary"), binary, version], {
+		cwd: ROOT,
+		env: cleanEnv({}),
+		timeout: 60_000,
+	});
 }
 
 test("passes for the package version: --version, and demo answers /healthz", async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Finished, runToExit } from "../helpers/process.ts";
 import { demoMachine, type Stack, startStack } from "../helpers/stack.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -68,30 +69,16 @@ const NOT_APPLICABLE: Record<string, string> = {
 	"prompts-get-with-image": "no prompts",
 };
 
-interface Run {
-	code: number;
-	stdout: string;
-	stderr: string;
-}
-
 let stack: Stack;
 let home: string;
 
 /** `bun <script> …args` in the throwaway HOME, with a plain environment and a time limit. */
-async function runUnderBun(script: string, args: string[]): Promise<Run> {
-	const proc = Bun.spawn([process.execPath, script, ...args], {
+function runUnderBun(script: string, args: string[]): Promise<Finished> {
+	return runToExit([process.execPath, script, ...args], {
 		cwd: home,
 		env: { PATH: process.env.PATH ?? "", HOME: home, NO_COLOR: "1" },
-		stdout: "pipe",
-		stderr: "pipe",
 		timeout: 30_000,
 	});
-	const [stdout, stderr, code] = await Promise.all([
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-		proc.exited,
-	]);
-	return { code, stdout, stderr };
 }
 
 beforeAll(async () => {

@@ -14,6 +14,35 @@ export async function freePort(): Promise<number> {
 	return port;
 }
 
+export interface Finished {
+	code: number;
+	stdout: string;
+	stderr: string;
+}
+
+/**
+ * Runs a command to its end with exactly `env` (nothing inherited) and returns its exit code and
+ * output. `timeout` (ms) kills it, so a hung child fails the test instead of stalling it.
+ */
+export async function runToExit(
+	cmd: string[],
+	options: { cwd: string; env: Record<string, string>; timeout?: number },
+): Promise<Finished> {
+	const proc = Bun.spawn(cmd, {
+		cwd: options.cwd,
+		env: options.env,
+		stdout: "pipe",
+		stderr: "pipe",
+		timeout: options.timeout,
+	});
+	const [stdout, stderr, code] = await Promise.all([
+		new Response(proc.stdout).text(),
+		new Response(proc.stderr).text(),
+		proc.exited,
+	]);
+	return { code, stdout, stderr };
+}
+
 export interface ServerProcess {
 	url: string;
 	mcpUrl: string;

@@ -17,6 +17,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runToExit } from "../helpers/process.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const INSTALL = join(ROOT, "install.sh");
@@ -109,7 +110,7 @@ async function install(
 		);
 		chmodSync(curl, 0o755);
 	}
-	const proc = Bun.spawn(["/bin/sh", INSTALL, ...args], {
+	const finished = await runToExit(["/bin/sh", INSTALL, ...args], {
 		cwd: home,
 		env: {
 			PATH: `${stubs}:/usr/local/bin:/usr/bin:/bin`,
@@ -117,16 +118,9 @@ async function install(
 			T3CODE_MCP_RELEASES_URL: `http://127.0.0.1:${server.port}/releases`,
 			...options.env,
 		},
-		stdout: "pipe",
-		stderr: "pipe",
 		timeout: 30_000,
 	});
-	const [stdout, stderr, code] = await Promise.all([
-		new Response(proc.stdout).text(),
-		new Response(proc.stderr).text(),
-		proc.exited,
-	]);
-	return { code, stdout, stderr, home, stubs };
+	return { ...finished, home, stubs };
 }
 
 const installed = (path: string) =>
