@@ -128,6 +128,8 @@ test("after narrowing projects: the hidden project's event is held, not sent; /h
 		[visible, after.data.thread_id].sort(),
 	);
 	for (const d of receiver.deliveries) expect(d.raw).not.toContain("secret");
+	// The receiver has the event before the outbox marks it delivered.
+	await stack.server.services.events.delivery.idle();
 	expect((await health()).outbox).toMatchObject({
 		pending: 0,
 		oldest_pending_s: 0,
