@@ -5,6 +5,7 @@
  * (`showInteractionModeToggle`), and each model's option descriptors. Pure; no MCP.
  */
 import { redact } from "../util/redact.ts";
+import { isRecord } from "./decode.ts";
 
 export interface CatalogOption {
 	id: string;
@@ -31,15 +32,8 @@ export interface CatalogProvider {
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json =>
-	typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined =>
 	typeof v === "string" && v.trim() !== "" ? v : undefined;
-
-/** A provider's message is outside text: masked and capped like any other (redact.ts). */
-function cap(text: string): string {
-	return redact(text);
-}
 
 function decodeOption(raw: unknown): CatalogOption | undefined {
 	if (!isRecord(raw)) return undefined;
@@ -93,8 +87,9 @@ function decodeModel(raw: unknown): CatalogModel | undefined {
 function readiness(p: Json): { ready: boolean; reason: string | null } {
 	const id = str(p.instanceId) ?? "provider";
 	const message = str(p.message);
+	// A provider's message is outside text: masked like any other (redact.ts).
 	const explain = (why: string) =>
-		cap(message ? `${why}: ${message}` : `${why}.`);
+		redact(message ? `${why}: ${message}` : `${why}.`);
 	const auth = isRecord(p.auth) ? str(p.auth.status) : undefined;
 	if (p.enabled === false || p.status === "disabled")
 		return {
@@ -115,7 +110,7 @@ function readiness(p: Json): { ready: boolean; reason: string | null } {
 		return { ready: false, reason: explain(`${id} reports an error`) };
 	return {
 		ready: true,
-		reason: p.status === "warning" && message ? cap(message) : null,
+		reason: p.status === "warning" && message ? redact(message) : null,
 	};
 }
 

@@ -28,7 +28,8 @@ import type {
 
 type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
+/** A JSON object (not null, not an array): the shape every decoder checks first. */
+export function isRecord(value: unknown): value is Json {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
