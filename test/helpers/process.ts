@@ -62,9 +62,27 @@ export interface ProcessOptions {
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
+/**
+ * A port picked by `freePort` can be taken by another process before the server binds it (a
+ * busy box running other suites): the server then exits saying so, and a fresh port is tried.
+ */
 export async function startServerProcess(
 	options: ProcessOptions,
 ): Promise<ServerProcess> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startOnce(options);
+		} catch (error) {
+			const raced =
+				!options.env?.T3CODE_MCP_PORT &&
+				error instanceof Error &&
+				error.message.includes("the port is in use");
+			if (!raced || attempt >= 3) throw error;
+		}
+	}
+}
+
+async function startOnce(options: ProcessOptions): Promise<ServerProcess> {
 	const file = join(options.dir, "t3code.toml");
 	const env: Record<string, string> = {
 		PATH: process.env.PATH ?? "",
