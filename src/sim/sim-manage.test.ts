@@ -14,6 +14,7 @@ import {
 	type Frame,
 	launchPayload,
 	type RawClient,
+	runEnded,
 	startSimWithClient,
 } from "./test-client.ts";
 import type { Sim } from "./types.ts";
@@ -32,12 +33,6 @@ afterEach(async () => {
 	c.close();
 	await sim.stop();
 });
-
-const runEnded = (runId: string, status: string) => (i: Frame) =>
-	i.kind === "event" &&
-	i.event.type === "run.updated" &&
-	i.event.payload.id === runId &&
-	i.event.payload.status === status;
 
 async function launch(text: string) {
 	const payload = launchPayload(projectId, text);

@@ -6,6 +6,7 @@ import {
 	type Frame,
 	launchPayload,
 	type RawClient,
+	runEnded,
 	type StreamHandle,
 	startSimWithClient,
 	until,
@@ -43,8 +44,6 @@ function runFlow(stream: StreamHandle, runId: string): string[] {
 		.filter((s, index, all) => index === 0 || all[index - 1] !== s);
 }
 
-const runEnded = (runId: string, status: string) =>
-	isEvent("run.updated", (p) => p.id === runId && p.status === status);
 const itemOf = (stream: StreamHandle, runId: string, type: string) =>
 	stream.items
 		.filter(

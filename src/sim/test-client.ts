@@ -33,6 +33,13 @@ export interface RawClient {
 	close(): void;
 }
 
+/** Matches the `run.updated` event that puts run `runId` in `status` on a thread stream. */
+export const runEnded = (runId: string, status: string) => (i: Frame) =>
+	i.kind === "event" &&
+	i.event.type === "run.updated" &&
+	i.event.payload.id === runId &&
+	i.event.payload.status === status;
+
 /** Resolve when `check` returns a truthy value; reject after `ms`. Checks every few ms. */
 export async function until<T>(
 	check: () => T | undefined | false | null,
