@@ -1,11 +1,12 @@
 /**
- * Models, run settings, steering and dismissal end to end: the official MCP client → our
+ * ModelsResult, run settings, steering and dismissal end to end: the official MCP client → our
  * server → the protocol-2 simulator over real sockets. What reaches T3 is asserted on the
  * frames the simulator received.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sim } from "../../src/sim/index.ts";
+import type { ModelsResult } from "../../src/threads/model-catalog.ts";
 import {
 	type Receiver,
 	startReceiver,
@@ -20,26 +21,6 @@ import {
 	untilRunning,
 } from "../helpers/stack.ts";
 
-type Model = {
-	model: string;
-	provider: string;
-	name: string;
-	ready: boolean;
-	reason: string | null;
-	plan_mode: boolean;
-	options: {
-		id: string;
-		label: string;
-		type: string;
-		values: string[];
-		default: string | boolean | null;
-	}[];
-};
-type Models = {
-	machine: string;
-	default_model: string | null;
-	models: Model[];
-};
 type Dispatched = {
 	thread_id: string;
 	run_id: string | null;
@@ -93,7 +74,7 @@ const forThread = (payloads: Record<string, unknown>[], threadId: string) =>
 	payloads.filter((p) => p.threadId === threadId);
 
 const models = async () =>
-	(await callTool<Models>(client, "t3_models", { machine: "demo" })).data;
+	(await callTool<ModelsResult>(client, "t3_models", { machine: "demo" })).data;
 const dispatch = (args: Record<string, unknown>) =>
 	callTool<Dispatched>(client, "t3_dispatch", {
 		machine: "demo",
