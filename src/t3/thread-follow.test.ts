@@ -58,7 +58,7 @@ const event = (sequence: number, type: string, payload: unknown) => ({
 });
 
 function setup(maxThreads = 256) {
-	let current = shell("running");
+	let current: ThreadShell | undefined = shell("running");
 	const listeners = new Set<(change: ShellChange) => void>();
 	const streams: FakeStream[] = [];
 	let gets = 0;
@@ -73,7 +73,7 @@ function setup(maxThreads = 256) {
 			lastEventAt: null,
 		}),
 		projects: () => [],
-		threads: () => [current],
+		threads: () => (current ? [current] : []),
 		thread: (id: string) => (id === "t1" ? current : undefined),
 		sequence: () => 0,
 		onChange(listener: (change: ShellChange) => void) {
@@ -132,6 +132,10 @@ function setup(maxThreads = 256) {
 		},
 		gets: () => gets,
 		fallbacks: () => fallbacks,
+		/** The coalesced shell has not shown the thread yet (it was just created). */
+		shellUnaware: () => {
+			current = undefined;
+		},
 	};
 }
 
@@ -165,6 +169,25 @@ describe("thread following", () => {
 		expect(t.machine.thread("t1")?.latestRunId).toBe("r2");
 		await t.machine.getThread("t1");
 		expect(t.gets()).toBe(1);
+	});
+
+	test("a thread the shell has not shown yet reads as the stream shows it, as its change said", async () => {
+		const t = setup();
+		t.shellUnaware();
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		s.push(snapshot(10, [run("running")]), { kind: "synchronized" });
+		s.push(event(14, "run.updated", run("completed")));
+		await tick();
+		const last = t.changes.at(-1);
+		expect(last?.kind === "thread" && last.thread.status).toBe("completed");
+		expect(t.machine.thread("t1")).toMatchObject({
+			id: "t1",
+			status: "completed",
+			latestRunId: "r1",
+		});
+		// Not followed: nothing to say about a thread the shell does not know.
+		expect(t.machine.thread("t2")).toBeUndefined();
 	});
 
 	test("a read after our own command waits for the stream to show it (read your writes)", async () => {

@@ -101,6 +101,17 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		return { ...shell, ...f.view.activity() };
 	}
 
+	/**
+	 * A followed thread the coalesced shell has not shown yet (one we just dispatched): its
+	 * state from the stream, as the change emitted for it says, so a reader of `thread()` (the
+	 * event tracker) acts on that change instead of waiting for the shell.
+	 */
+	function followedOnly(threadId: string): ThreadShell | undefined {
+		const f = followed.get(threadId);
+		if (!f?.view || !f.live || !current(f)) return undefined;
+		return { ...compactThreadShell(f.view.thread()), ...f.view.activity() };
+	}
+
 	function markDirty(threadId: string): void {
 		dirty.add(threadId);
 		if (flushQueued) return;
@@ -338,7 +349,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		projects: () => inner.projects(),
 		threads: () =>
 			inner.threads().map((t) => (followed.has(t.id) ? (overlay(t) ?? t) : t)),
-		thread: (id) => overlay(inner.thread(id)),
+		thread: (id) => overlay(inner.thread(id)) ?? followedOnly(id),
 		sequence: () => inner.sequence(),
 		onChange(listener) {
 			listeners.add(listener);
