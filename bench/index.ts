@@ -83,3 +83,6 @@ await Bun.write(
 console.log(
 	`\n${rows.filter((r) => r.pass === false).length} target(s) missed; ${machine.totalSeconds} s; wrote bench/results.json`,
 );
+// Everything is stopped; leftover timers (a client's request timeouts, stop() fallbacks) would
+// only hold the process open for minutes after the table.
+process.exit(0);
