@@ -30,12 +30,7 @@ export interface OutcomeTimes {
 	shellUpdates(): number;
 }
 
-/**
- * A clock every process on the machine shares: the system's monotonic clock, in ms. (Each
- * process's `performance.timeOrigin` is the wall clock at its start, and the VM's wall clock drifts
- * from the monotonic one: a generator started two minutes after the bench disagreed by ~0.2 s.)
- */
-export const wallMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+export const wallMs = (): number => performance.timeOrigin + performance.now();
 
 export function createOutcomeTimes(): OutcomeTimes {
 	const runs = new Map<string, RunOutcomeTimes>();
