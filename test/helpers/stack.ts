@@ -96,6 +96,27 @@ export interface Stack {
 	stop(): Promise<void>;
 }
 
+/** Starts a simulator for each spec without a `url` (into `sims`); each machine's config and token. */
+async function startMachines(
+	specs: MachineSpec[],
+	sims: Map<string, Sim>,
+): Promise<{ machine: MachineConfig; token: string | undefined }[]> {
+	const started: { machine: MachineConfig; token: string | undefined }[] = [];
+	for (const spec of specs) {
+		let url = spec.url;
+		let token: string | undefined;
+		if (!url) {
+			const sim = await startSim({ stepMs: 5, coalesceMs: 5, ...spec.sim });
+			sims.set(spec.name, sim);
+			url = sim.url;
+			token = sim.token;
+		}
+		if (spec.token !== undefined) token = spec.token ?? undefined;
+		started.push({ machine: machineConfig(spec, url, token), token });
+	}
+	return started;
+}
+
 export function machineConfig(
 	spec: MachineSpec,
 	url: string,
@@ -147,19 +168,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	const statePath = options.statePath ?? join(dir, "state.sqlite");
 	const sims = new Map<string, Sim>();
 	const specs = options.machines ?? [{ name: "demo" }];
-	const machines: MachineConfig[] = [];
-	for (const spec of specs) {
-		let url = spec.url;
-		let token: string | undefined;
-		if (!url) {
-			const sim = await startSim({ stepMs: 5, coalesceMs: 5, ...spec.sim });
-			sims.set(spec.name, sim);
-			url = sim.url;
-			token = sim.token;
-		}
-		if (spec.token !== undefined) token = spec.token ?? undefined;
-		machines.push(machineConfig(spec, url, token));
-	}
+	const machines = (await startMachines(specs, sims)).map((m) => m.machine);
 	const makeConfig = (): AppConfig => ({
 		file: join(dir, "t3code.toml"),
 		machines: machines.map((m) => ({ ...m, projects: [...m.projects] })),
@@ -285,17 +294,10 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 	if (hookToken) env.T3CODE_MCP_HOOK_TOKEN = hookToken;
 	if (hookSecret) env.T3CODE_MCP_HOOK_SECRET = hookSecret;
 	const machines: MachineConfig[] = [];
-	for (const spec of options.machines ?? [{ name: "demo" }]) {
-		let url = spec.url;
-		let token: string | undefined;
-		if (!url) {
-			const sim = await startSim({ stepMs: 5, coalesceMs: 5, ...spec.sim });
-			sims.set(spec.name, sim);
-			url = sim.url;
-			token = sim.token;
-		}
-		if (spec.token !== undefined) token = spec.token ?? undefined;
-		const machine = machineConfig(spec, url, token);
+	for (const { machine, token } of await startMachines(
+		options.machines ?? [{ name: "demo" }],
+		sims,
+	)) {
 		if (token !== undefined) env[machine.tokenEnv] = token;
 		machines.push(machine);
 	}
