@@ -78,6 +78,22 @@ export const TOPPINGS_QUESTION = {
 	multiSelect: true,
 };
 
+/**
+ * "ask me two things": a required question and an optional one (released `required: false`,
+ * PROTOCOL.md §7.3), which the client omits from `answers` when it is not answered (§6.6).
+ */
+export const FINISH_QUESTION = {
+	id: "finish",
+	header: "Finish",
+	question: "Which finish, if any?",
+	options: [
+		{ label: "Matte", description: "A matte finish", value: "matte" },
+		{ label: "Glossy", description: "A glossy finish", value: "glossy" },
+	],
+	multiSelect: false,
+	required: false,
+};
+
 const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
 
 function answerText(answers: Record<string, unknown> | undefined): string {
@@ -97,6 +113,17 @@ export function pickScript(prompt: string): AgentScript {
 				response.dismissed
 					? "No answer given; I went with Red."
 					: `You chose ${answerText(response.answers)}.`,
+			);
+		};
+	}
+	if (text.includes("ask me two things")) {
+		return async (io) => {
+			await io.step();
+			const { answers } = await io.ask([COLOR_QUESTION, FINISH_QUESTION]);
+			await io.step();
+			const finish = answers?.[FINISH_QUESTION.id];
+			await io.say(
+				`You chose ${answerText({ color: answers?.[COLOR_QUESTION.id] })}, ${finish === undefined ? "no finish" : `finish ${answerText({ finish })}`}.`,
 			);
 		};
 	}

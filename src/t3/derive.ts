@@ -132,6 +132,8 @@ export interface PendingQuestionView {
 		options: string[];
 		multi_select: boolean;
 		allow_custom: boolean;
+		/** False for a question the user may leave unanswered (`required: false`, §6.6). */
+		required: boolean;
 	}[];
 }
 
@@ -186,6 +188,7 @@ export function pendingQuestion(
 			// Pre-release questions have neither flag: single choice, free text allowed (§7.3).
 			multi_select: q.multiSelect === true,
 			allow_custom: q.allowCustomAnswer !== false,
+			required: q.required !== false,
 		}));
 		return {
 			request_id: request.id,

@@ -100,7 +100,7 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 			question.questions
 				.map(
 					(q) =>
-						`"${q.id}" (${q.text}; options: ${q.options.map((o) => `"${o}"`).join(", ")}${q.multi_select ? "; several allowed" : ""})`,
+						`"${q.id}" (${q.text}; options: ${q.options.map((o) => `"${o}"`).join(", ")}${q.multi_select ? "; several allowed" : ""}${q.required ? "" : "; optional"})`,
 				)
 				.join("; ");
 		for (const id of Object.keys(given)) {
@@ -110,14 +110,19 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 				);
 			}
 		}
+		const missing = question.questions
+			.filter((q) => q.required && given[q.id] === undefined)
+			.map((q) => `"${q.id}"`);
+		if (missing.length > 0) {
+			throw new ThreadError(
+				`answers: missing an answer for required question${missing.length === 1 ? "" : "s"} ${missing.join(", ")}. Questions: ${describe()}.`,
+			);
+		}
 		const wire: Record<string, string | string[]> = {};
 		for (const q of question.questions) {
 			const value = given[q.id];
-			if (value === undefined) {
-				throw new ThreadError(
-					`answers: missing an answer for question "${q.id}". Questions: ${describe()}.`,
-				);
-			}
+			// An optional question left unanswered is omitted, as T3's own clients do (§6.6).
+			if (value === undefined) continue;
 			if (Array.isArray(value) && !q.multi_select) {
 				throw new ThreadError(
 					`answers.${q.id}: this question takes one answer, not a list. Options: ${q.options.map((o) => `"${o}"`).join(", ")}.`,

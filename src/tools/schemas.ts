@@ -26,6 +26,7 @@ export const questionSchema = z
 				options: z.array(z.string()),
 				multi_select: z.boolean(),
 				allow_custom: z.boolean(),
+				required: z.boolean(),
 			}),
 		),
 	})

@@ -471,7 +471,7 @@ describe("bad arguments", () => {
 		);
 		const missing = await answer(client, id, { answers: {} });
 		expect(missing.text).toContain(
-			'answers: missing an answer for question "color"',
+			'answers: missing an answer for required question "color"',
 		);
 		const list = await answer(client, id, {
 			answers: { color: ["Red", "Blue"] },
@@ -533,6 +533,49 @@ describe("question variants", () => {
 		expect(
 			(await wait(client, { thread_id: d.data.thread_id })).data.message,
 		).toBe("You chose cheese, basil.");
+	});
+
+	test("an optional question (required: false) may be left out: it is omitted from the answers sent", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "ask me two things" });
+		const id = d.data.thread_id;
+		const q = await wait(client, { thread_id: id });
+		expect(q.data.question?.questions).toEqual([
+			expect.objectContaining({ id: "color", required: true }),
+			expect.objectContaining({ id: "finish", required: false }),
+		]);
+		// The required one still is required, named in the error.
+		for (const answers of [{}, { finish: "Matte" }]) {
+			const refused = await answer(client, id, { answers });
+			expect(refused.isError).toBe(true);
+			expect(refused.text).toStartWith(
+				'answers: missing an answer for required question "color". Questions: "color" (Which color should I use?; options: "Red", "Blue"); "finish" (Which finish, if any?; options: "Matte", "Glossy"; optional).',
+			);
+		}
+		const ok = await answer(client, id, { answers: { color: "Red" } });
+		expect(ok.isError).toBe(false);
+		const requests = (
+			stack.sim().projection(id) as {
+				runtimeRequests: { answers?: Record<string, unknown> }[];
+			}
+		).runtimeRequests;
+		expect(requests.at(-1)?.answers).toEqual({ color: "red" });
+		expect((await wait(client, { thread_id: id })).data.message).toBe(
+			"You chose red, no finish.",
+		);
+	});
+
+	test("an optional question that is answered is sent like any other", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "ask me two things" });
+		await wait(client, { thread_id: d.data.thread_id });
+		const ok = await answer(client, d.data.thread_id, {
+			answers: { color: "Blue", finish: "Glossy" },
+		});
+		expect(ok.isError).toBe(false);
+		expect(
+			(await wait(client, { thread_id: d.data.thread_id })).data.message,
+		).toBe("You chose blue, finish glossy.");
 	});
 
 	test("an empty list is not an answer to a multi-select question", async () => {
