@@ -150,6 +150,8 @@ describe("derive from the captured projections", () => {
 					options: ["Red", "Blue"],
 					multi_select: false,
 					allow_custom: true,
+					// Pre-release questions have no `required`: every one must be answered.
+					required: true,
 				},
 			],
 		});
@@ -321,6 +323,7 @@ describe("derive from released-shape projections", () => {
 						],
 						multiSelect: true,
 						allowCustomAnswer: false,
+						required: false,
 					},
 				],
 			},
@@ -357,7 +360,7 @@ describe("derive from released-shape projections", () => {
 		expect(latestRun(projection)?.id).toBe("r2");
 	});
 
-	it("question with values, multi-select and no custom answers", () => {
+	it("question with values, multi-select, no custom answers, optional", () => {
 		const q = pendingQuestion(projection, { id: "req-q", kind: "user_input" });
 		expect(q?.questions[0]).toEqual({
 			id: "envs",
@@ -366,6 +369,7 @@ describe("derive from released-shape projections", () => {
 			options: ["Staging", "Production"],
 			multi_select: true,
 			allow_custom: false,
+			required: false,
 		});
 		expect(questionOptionValue(projection, "req-q", "envs", "Staging")).toBe(
 			"stage",
