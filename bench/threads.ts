@@ -7,6 +7,7 @@
 import { config } from "./lib/config.ts";
 import { startFleet } from "./lib/fleet.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
+import { cpuSeconds } from "./lib/proc.ts";
 import { allOnline, startBinary, until } from "./lib/server.ts";
 import { fmtSummary, summarize } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
@@ -48,6 +49,16 @@ export async function benchThreads(): Promise<{
 		for (let i = 0; i < n; i++)
 			for (const [name, step] of Object.entries(steps))
 				samples[name as keyof typeof steps].push(await timed(step));
+		// Connector CPU per call (utime+stime over a run of calls of one kind): unlike wall
+		// time, barely moved by whatever else the machine runs.
+		const cpuMs: Record<string, number> = {};
+		const cpuN = Math.max(50, n);
+		for (const [name, step] of Object.entries(steps)) {
+			const c0 = cpuSeconds(server.pid);
+			for (let i = 0; i < cpuN; i++) await step();
+			cpuMs[name] =
+				Math.round(((cpuSeconds(server.pid) - c0) * 1000 * 100) / cpuN) / 100;
+		}
 		const s = {
 			all: summarize(samples.all),
 			query: summarize(samples.query),
@@ -75,6 +86,7 @@ export async function benchThreads(): Promise<{
 					threads: fleet.threads.length,
 				},
 				...s,
+				cpu_ms_per_call: cpuMs,
 			},
 		};
 	} finally {

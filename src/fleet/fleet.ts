@@ -54,7 +54,18 @@ export function createFleet(
 ): Fleet {
 	const entries: FleetMachine[] = machines.map((config) => {
 		const matcher = compileProjectMatcher(config.projects);
-		return { config, machine: createMachine(config), allows: matcher };
+		// Judged once per project object (a shell replaces the object when the project changes):
+		// a listing asks about every project of every machine on each call.
+		const judged = new WeakMap<object, boolean>();
+		const allows = (project: { title: string; workspaceRoot: string }) => {
+			let allowed = judged.get(project);
+			if (allowed === undefined) {
+				allowed = matcher(project);
+				judged.set(project, allowed);
+			}
+			return allowed;
+		};
+		return { config, machine: createMachine(config), allows };
 	});
 	const byName = new Map(entries.map((e) => [e.config.name, e]));
 	const starts: ReturnType<typeof setTimeout>[] = [];

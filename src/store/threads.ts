@@ -58,6 +58,9 @@ export function createThreadStore(
 	const setWatched = db.query(
 		"UPDATE threads SET watched = $watched, origin = $origin, updated_at = $now WHERE thread_id = $id",
 	);
+	const many = db.query<ThreadRecord, { ids: string }>(
+		"SELECT * FROM threads WHERE thread_id IN (SELECT value FROM json_each($ids))",
+	);
 	const all = db.query<ThreadRecord, []>(
 		"SELECT * FROM threads ORDER BY created_at",
 	);
@@ -82,6 +85,14 @@ export function createThreadStore(
 			const record = get.get({ id });
 			return record && visible(record) ? record : undefined;
 		},
+		/** The records of these ids that exist and are not hidden, by id: one read for a page of rows. */
+		getMany: (ids: string[]): Map<string, ThreadRecord> =>
+			new Map(
+				many
+					.all({ ids: JSON.stringify(ids) })
+					.filter(perProject(visible))
+					.map((r) => [r.thread_id, r]),
+			),
 		/** Every record not hidden. */
 		all: (): ThreadRecord[] => all.all().filter(perProject(visible)),
 		/** Ids of the watched threads on one machine not hidden (catch-up after a reconnect). */

@@ -82,7 +82,7 @@ function fakeDeps(
 	};
 	const deps = {
 		fleet,
-		threads: { get: () => undefined },
+		threads: { get: () => undefined, getMany: () => new Map() },
 	} as unknown as ThreadDeps;
 	/** Replaces a thread on a machine and tells the listing, as a shell update would. */
 	const update = (machine: string, thread: ThreadShell) => {
@@ -191,5 +191,94 @@ describe("listThreads", () => {
 					"its archived threads could not be read: getArchivedShellSnapshot failed on the server",
 			},
 		]);
+	});
+});
+
+describe("listThreads against a plain filter-and-sort", () => {
+	/** A small deterministic generator (mulberry32), so a failure repeats. */
+	function random(seed: number) {
+		let a = seed;
+		return () => {
+			a = (a + 0x6d2b79f5) | 0;
+			let t = Math.imul(a ^ (a >>> 15), 1 | a);
+			t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+			return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+		};
+	}
+	const words = ["Parser", "fix", "ΣΊΣΥΦΟΣ", "lexer", "\u0000", "a\nb", "bug"];
+	const statuses = ["idle", "running", "failed", "queued", "completed"];
+
+	test("every filter, page size and cursor gives the same rows in the same order", async () => {
+		const next = random(7);
+		const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] as T;
+		const threads: Record<string, ThreadShell[]> = { a: [], b: [], c: [] };
+		for (let i = 0; i < 150; i++) {
+			(threads[pick(["a", "b", "c"])] as ThreadShell[]).push(
+				shell({
+					id: `t${String(i).padStart(3, "0")}`,
+					projectId: next() < 0.2 ? "h" : "p",
+					title: `${pick(words)} ${pick(words)}`,
+					latestVisibleMessage:
+						next() < 0.5
+							? { text: `${pick(words)}!`, role: "assistant" }
+							: null,
+					status: pick(statuses),
+					pendingRuntimeRequest:
+						next() < 0.1 ? { id: "r", kind: "user_input" } : null,
+					deletedAt: next() < 0.05 ? at(0) : null,
+					// Few distinct times: many ties, ordered by id.
+					updatedAt: at(Math.floor(next() * 20)),
+				} as Partial<ThreadShell>),
+			);
+		}
+		const { deps } = fakeDeps(threads);
+		const all = Object.values(threads).flat();
+		for (const state of ["all", "attention", "active", "settled"] as const)
+			for (const query of [
+				undefined,
+				"parser",
+				"σ",
+				"\u0000",
+				"a\nb",
+				"!",
+				"zz",
+			]) {
+				const expected = all
+					.filter(
+						(t) =>
+							t.projectId === "p" &&
+							!t.deletedAt &&
+							(state === "all" || threadState(t) === state) &&
+							(query === undefined ||
+								`${t.title}\n${t.latestVisibleMessage?.text ?? ""}`
+									.toLowerCase()
+									.includes(query)),
+					)
+					.sort((x, y) =>
+						x.updatedAt === y.updatedAt
+							? x.id < y.id
+								? -1
+								: 1
+							: (x.updatedAt ?? "") < (y.updatedAt ?? "")
+								? 1
+								: -1,
+					)
+					.map((t) => t.id);
+				const seen: string[] = [];
+				let cursor: string | undefined;
+				for (;;) {
+					const limit = 1 + Math.floor(next() * 12);
+					const page = await listThreads(deps, { state, query, limit, cursor });
+					expect(page.threads.length).toBeLessThanOrEqual(limit);
+					seen.push(...page.threads.map((t) => t.thread_id));
+					if (!page.next_cursor) break;
+					cursor = page.next_cursor;
+				}
+				expect({ state, query, ids: seen }).toEqual({
+					state,
+					query,
+					ids: expected,
+				});
+			}
 	});
 });

@@ -5,7 +5,7 @@
  * cursor carries the last row's sort key and a fingerprint of the filters it was made for.
  */
 import type { FleetMachine } from "../fleet/fleet.ts";
-import type { Machine } from "../t3/machine-api.ts";
+import type { Machine, MachineStatus } from "../t3/machine-api.ts";
 import {
 	BUSY_RUN_STATUSES,
 	type ProjectShell,
@@ -86,12 +86,15 @@ function compareThreads(a: ThreadShell, b: ThreadShell): number {
 }
 
 /** Index of the first thread sorting strictly after the cursor position (binary search). */
-function firstAfter(threads: ThreadShell[], at: string, id: string): number {
+function firstAfter(list: Listing, at: string, id: string): number {
+	const { times, ids } = list.keys();
 	let lo = 0;
-	let hi = threads.length;
+	let hi = times.length;
 	while (lo < hi) {
 		const mid = (lo + hi) >> 1;
-		if (afterCursor(threads[mid] as ThreadShell, at, id)) hi = mid;
+		const t = times[mid] as string;
+		// Strictly after (updatedAt desc, id asc).
+		if (t !== at ? t < at : (ids[mid] as string) > id) hi = mid;
 		else lo = mid + 1;
 	}
 	return lo;
@@ -101,20 +104,60 @@ function firstAfter(threads: ThreadShell[], at: string, id: string): number {
 const searchText = (thread: ThreadShell): string =>
 	`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
 
-/** One machine's threads in list order, with their search texts (made on first search). */
+/**
+ * Between two threads' search texts in a machine's haystack. A query without it cannot match
+ * across two threads, so one `indexOf` over the haystack finds the next matching thread.
+ */
+const SEPARATOR = "\u0000";
+
+/** One machine's search texts, in list order, joined by SEPARATOR; `starts[i]` is where thread i's begins. */
+interface Haystack {
+	texts: string[];
+	text: string;
+	starts: Int32Array;
+}
+
+function haystack(threads: ThreadShell[]): Haystack {
+	const texts = threads.map(searchText);
+	const starts = new Int32Array(texts.length);
+	let at = 0;
+	texts.forEach((t, i) => {
+		starts[i] = at;
+		at += t.length + SEPARATOR.length;
+	});
+	return { texts, text: texts.join(SEPARATOR), starts };
+}
+
+/** One machine's threads in list order, with their states and search texts (made on first use). */
 interface Listing {
 	threads: ThreadShell[];
-	texts(): string[];
+	/** Sort keys as plain arrays: a cursor's position is a binary search over 50 machines. */
+	keys(): { times: string[]; ids: string[] };
+	states(): ThreadState[];
+	search(): Haystack;
 }
 
 function listing(threads: ThreadShell[]): Listing {
 	threads.sort(compareThreads);
-	let texts: string[] | undefined;
+	let keys: { times: string[]; ids: string[] } | undefined;
+	let states: ThreadState[] | undefined;
+	let search: Haystack | undefined;
 	return {
 		threads,
-		texts: () => {
-			texts ??= threads.map(searchText);
-			return texts;
+		keys: () => {
+			keys ??= {
+				times: threads.map((t) => t.updatedAt ?? ""),
+				ids: threads.map((t) => t.id),
+			};
+			return keys;
+		},
+		states: () => {
+			states ??= threads.map(threadState);
+			return states;
+		},
+		search: () => {
+			search ??= haystack(threads);
+			return search;
 		},
 	};
 }
@@ -122,9 +165,9 @@ function listing(threads: ThreadShell[]): Listing {
 const sorted = new WeakMap<Machine, { dirty: boolean; listing: Listing }>();
 
 /**
- * A machine's active threads in list order, re-sorted (and their search texts remade) only
- * after its shell changed: a listing then reads at most a page per machine, and a search over
- * 10 000 threads lower-cases none of them again.
+ * A machine's active threads in list order, re-sorted (and their states and search texts
+ * remade) only after its shell changed: a listing then reads about a page of threads in all,
+ * and a search over 10 000 threads lower-cases none of them again.
  */
 function sortedThreads(machine: Machine): Listing {
 	let cache = sorted.get(machine);
@@ -144,11 +187,114 @@ function sortedThreads(machine: Machine): Listing {
 	return cache.listing;
 }
 
-/** Whether the thread sorts strictly after the cursor position (updatedAt desc, id asc). */
-function afterCursor(thread: ThreadShell, at: string, id: string): boolean {
-	const t = thread.updatedAt ?? "";
-	if (t !== at) return t < at;
-	return thread.id > id;
+/** The filters every row must pass, besides its machine's projects. */
+interface RowFilter {
+	state: StateFilter;
+	/** Lower-cased. */
+	query: string | undefined;
+}
+
+/**
+ * One machine's matching threads, walked in list order: `index` is the current one
+ * (`threads.length` once there are no more).
+ */
+interface Source {
+	entry: FleetMachine;
+	projects: Map<string, ProjectShell>;
+	list: Listing;
+	index: number;
+}
+
+/** Index of the first thread at or after `from` on this machine that passes every filter. */
+function nextMatch(source: Source, from: number, filter: RowFilter): number {
+	const { threads } = source.list;
+	const n = threads.length;
+	const states = filter.state === "all" ? undefined : source.list.states();
+	const query = filter.query;
+	const search = query === undefined ? undefined : source.list.search();
+	const scan = search !== undefined && query?.includes(SEPARATOR);
+	let i = from;
+	while (i < n) {
+		if (search !== undefined && query !== undefined) {
+			if (scan) {
+				while (i < n && !search.texts[i]?.includes(query)) i += 1;
+			} else {
+				const at = search.text.indexOf(query, search.starts[i]);
+				i = at < 0 ? n : lastAtOrBefore(search.starts, at);
+			}
+			if (i >= n) break;
+		}
+		const thread = threads[i] as ThreadShell;
+		if (
+			source.projects.has(thread.projectId) &&
+			!thread.deletedAt &&
+			(states === undefined || states[i] === filter.state)
+		)
+			return i;
+		i += 1;
+	}
+	return n;
+}
+
+/** The last index whose start is at or before `offset` (the thread whose text holds it). */
+function lastAtOrBefore(starts: Int32Array, offset: number): number {
+	let lo = 0;
+	let hi = starts.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if ((starts[mid] as number) <= offset) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo - 1;
+}
+
+const current = (s: Source) => s.list.threads[s.index] as ThreadShell;
+
+/**
+ * The first `count` matching threads across machines in list order: a k-way merge of the
+ * machines' sorted lists (a binary heap of their current threads), so a page reads about
+ * `count` threads plus one per machine, however many the machines hold.
+ */
+function merge(
+	sources: Source[],
+	filter: RowFilter,
+	count: number,
+): Candidate[] {
+	const heap = sources.filter((s) => s.index < s.list.threads.length);
+	const less = (a: number, b: number) =>
+		compareThreads(current(heap[a] as Source), current(heap[b] as Source)) < 0;
+	const siftDown = (from: number) => {
+		let i = from;
+		for (;;) {
+			const l = 2 * i + 1;
+			const r = l + 1;
+			let m = i;
+			if (l < heap.length && less(l, m)) m = l;
+			if (r < heap.length && less(r, m)) m = r;
+			if (m === i) return;
+			[heap[i], heap[m]] = [heap[m] as Source, heap[i] as Source];
+			i = m;
+		}
+	};
+	for (let i = (heap.length >> 1) - 1; i >= 0; i -= 1) siftDown(i);
+	const out: Candidate[] = [];
+	while (out.length < count && heap.length > 0) {
+		const top = heap[0] as Source;
+		const thread = current(top);
+		out.push({
+			entry: top.entry,
+			thread,
+			project: top.projects.get(thread.projectId) as ProjectShell,
+		});
+		top.index = nextMatch(top, top.index + 1, filter);
+		if (top.index >= top.list.threads.length) {
+			const last = heap.pop() as Source;
+			if (heap.length === 0) break;
+			heap[0] = last;
+		}
+		siftDown(0);
+	}
+	return out;
 }
 
 function fingerprint(f: ListFilters): string {
@@ -207,21 +353,22 @@ async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 		return { online: [entry], unavailable: [] };
 	}
 	const all = deps.fleet.list();
-	const connecting = all.filter(
-		(e) => e.machine.status().state === "connecting",
-	);
-	if (connecting.length)
+	let statuses = all.map((e) => e.machine.status());
+	const connecting = all.filter((_, i) => statuses[i]?.state === "connecting");
+	if (connecting.length) {
 		await Promise.all(
 			connecting.map((e) => e.machine.ready(CONNECT_WAIT_MS).catch(() => {})),
 		);
+		statuses = all.map((e) => e.machine.status());
+	}
 	const online: FleetMachine[] = [];
 	const unavailable: {
 		machine: string;
 		state: string;
 		reason: string | null;
 	}[] = [];
-	for (const entry of all) {
-		const status = entry.machine.status();
+	for (const [i, entry] of all.entries()) {
+		const status = statuses[i] as MachineStatus;
 		if (status.state === "online") online.push(entry);
 		else
 			unavailable.push({
@@ -294,8 +441,8 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		? await readArchived(online, unavailable)
 		: undefined;
 
-	const page = createTopK(limit);
-	let matched = 0;
+	const filter: RowFilter = { state, query };
+	const sources: Source[] = [];
 	let projectSeen = filters.project === undefined;
 	for (const entry of online) {
 		const projects = projectsFor(deps, entry, filters.project);
@@ -303,32 +450,24 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		projectSeen = true;
 		const list = archived ? archived.get(entry) : sortedThreads(entry.machine);
 		if (!list) continue;
-		const { threads } = list;
-		const texts = query === undefined ? undefined : list.texts();
-		// Sorted: start after the cursor, stop once this machine cannot add to the page.
-		let i = position ? firstAfter(threads, position.at, position.id) : 0;
-		let taken = 0;
-		for (; i < threads.length && taken <= limit; i += 1) {
-			const thread = threads[i] as ThreadShell;
-			const project = projects.get(thread.projectId);
-			if (!project || thread.deletedAt) continue;
-			if (state !== "all" && threadState(thread) !== state) continue;
-			if (query !== undefined && !texts?.[i]?.includes(query)) continue;
-			taken += 1;
-			page.offer(entry, thread, project);
-		}
-		matched += taken;
+		const source: Source = { entry, projects, list, index: 0 };
+		const from = position ? firstAfter(list, position.at, position.id) : 0;
+		source.index = nextMatch(source, from, filter);
+		sources.push(source);
 	}
 	if (!projectSeen) {
 		throw new ThreadError(
 			`project: no project "${filters.project}" (id, title or path) on any online machine this connector may use. Call t3_projects to list a machine's projects.`,
 		);
 	}
-	const rows = page.rows();
-	const more = matched > rows.length;
+	// One more than the page: whether there is a next page.
+	const picked = merge(sources, filter, limit + 1);
+	const more = picked.length > limit;
+	const rows = more ? picked.slice(0, limit) : picked;
+	// One read for the page's records: the store may track thousands of threads.
+	const records = deps.threads.getMany(rows.map((r) => r.thread.id));
 	const threads: ListedThread[] = rows.map(({ entry, thread, project }) => {
-		// One indexed read per row shown: the store may track thousands of threads.
-		const record = deps.threads.get(thread.id);
+		const record = records.get(thread.id);
 		return {
 			thread_id: thread.id,
 			machine: entry.config.name,
@@ -355,35 +494,5 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		threads,
 		next_cursor: more && last ? encodeCursor(filters, last) : null,
 		unavailable,
-	};
-}
-
-/**
- * The first `k` threads in sort order, kept while scanning (the scan may cover 10 000 threads;
- * most are rejected after one comparison with the current k-th, and none is copied).
- */
-function createTopK(k: number) {
-	const best: Candidate[] = [];
-	return {
-		offer(entry: FleetMachine, thread: ThreadShell, project: ProjectShell) {
-			const worst = best[best.length - 1];
-			if (
-				best.length === k &&
-				worst &&
-				compareThreads(thread, worst.thread) >= 0
-			)
-				return;
-			if (best.length === k) best.pop();
-			let lo = 0;
-			let hi = best.length;
-			while (lo < hi) {
-				const mid = (lo + hi) >> 1;
-				if (compareThreads((best[mid] as Candidate).thread, thread) <= 0)
-					lo = mid + 1;
-				else hi = mid;
-			}
-			best.splice(lo, 0, { entry, thread, project });
-		},
-		rows: () => best,
 	};
 }
