@@ -38,6 +38,8 @@ const STEP_MS = 60;
 const PROMPTS = "slow,hello";
 /** Terminal share of shell updates the rate is sized for (one terminal update per run). */
 const SHARE = 0.11;
+/** How far apart two processes' `wallMs` may be (src/sim/wall-clock.ts). */
+const CLOCK_TOLERANCE_MS = 1;
 
 interface Status {
 	running: boolean;
@@ -150,14 +152,18 @@ export async function benchThroughput(): Promise<{
 		const got = delivered();
 		const latency: number[] = [];
 		const fromEnd: number[] = [];
-		let viaThread = 0;
+		const via = { thread: 0, shell: 0, http: 0 };
 		for (const r of receiver.received.slice(received0)) {
 			const o = r.body.run_id ? byRun.get(r.body.run_id) : undefined;
-			if (!o || o.sentAt === undefined) continue;
+			if (!o || o.sentAt === undefined || !o.via) continue;
 			latency.push(r.at - o.sentAt);
 			fromEnd.push(r.at - o.endedAt);
-			if (o.via === "thread") viaThread++;
+			via[o.via]++;
 		}
+		// The floor is the first moment anything showed the outcome, so nothing arrives before
+		// it; a negative latency means a way out the sim does not record (or clocks disagreeing
+		// by more than the ~1 ms wallMs allows).
+		const early = latency.filter((l) => l < -CLOCK_TOLERANCE_MS).length;
 		const missing = outcomes.filter((o) => !got.has(o.runId)).length;
 		const duplicates =
 			receiver.received.length -
@@ -202,11 +208,11 @@ export async function benchThroughput(): Promise<{
 				},
 				{
 					figure: "5. load: event latency from the first outcome frame",
-					value: fmtSummary(lat),
+					value: `${fmtSummary(lat)}; ${early} before the floor`,
 					baseline: `from run completion: ${fmtSummary(end)}`,
-					ratio: `first frame on thread stream: ${viaThread}/${latency.length}`,
+					ratio: `first shown on thread stream ${via.thread}, shell ${via.shell}, HTTP read ${via.http}`,
 					target: "p99 ≤ 50 ms",
-					pass: lat.p99 <= 50,
+					pass: lat.p99 <= 50 && early === 0,
 				},
 			],
 			raw: {
@@ -224,7 +230,8 @@ export async function benchThroughput(): Promise<{
 				drainMs,
 				latency: lat,
 				latencyFromCompletion: end,
-				viaThread,
+				via,
+				early,
 				pending,
 			},
 		};

@@ -56,7 +56,15 @@ const badRequest = (reason: string) =>
 
 const THREAD_ROUTE = /^\/api\/orchestration\/threads\/([^/]+)$/;
 
-export function handleHttp(ctx: SimContext, request: Request): Response {
+/**
+ * Answers one request. `shown` hears which threads' current state the answer carries (a
+ * projection, or the shell snapshot's threads): the caller notes them as sent once it is.
+ */
+export function handleHttp(
+	ctx: SimContext,
+	request: Request,
+	shown: (threadIds: string[]) => void = () => {},
+): Response {
 	const url = new URL(request.url);
 	const path = url.pathname;
 	const method = request.method;
@@ -100,15 +108,20 @@ export function handleHttp(ctx: SimContext, request: Request): Response {
 		if (token === undefined) return authInvalid("missing_credential");
 		if (!session) return authInvalid("invalid_credential");
 		if (!session.scopes.includes(READ_SCOPE)) return scopeRequired(READ_SCOPE);
-		if (ctx.protocol === 1) return v1Read(ctx, threadMatch?.[1]);
+		if (ctx.protocol === 1) return v1Read(ctx, threadMatch?.[1], shown);
 		// The header is a schema literal on V2 routes (PROTOCOL.md §1.2; status per §1.3, inferred 400).
 		if (request.headers.get("x-t3-orchestration-protocol") !== "2")
 			return badRequest("missing_orchestration_protocol_header");
-		if (!threadMatch) return json(200, ctx.store.shellSnapshot());
+		if (!threadMatch) {
+			const snapshot = ctx.store.shellSnapshot();
+			shown((snapshot.threads as { id: string }[]).map((t) => t.id));
+			return json(200, snapshot);
+		}
 		const thread = ctx.store.threads.get(
 			decodeURIComponent(threadMatch[1] ?? ""),
 		);
 		if (!thread || thread.app.deletedAt) return notFound("thread_not_found");
+		shown([thread.id]);
 		return json(200, {
 			snapshotSequence: thread.lastSequence,
 			projection: ctx.store.projection(thread),
@@ -131,12 +144,19 @@ export function handleHttp(ctx: SimContext, request: Request): Response {
 	});
 }
 
-function v1Read(ctx: SimContext, threadId: string | undefined): Response {
+function v1Read(
+	ctx: SimContext,
+	threadId: string | undefined,
+	shown: (threadIds: string[]) => void,
+): Response {
 	const shell = v1Shell(ctx);
-	if (threadId === undefined) return json(200, shell);
-	const thread = (shell.threads as { id: string }[]).find(
-		(t) => t.id === decodeURIComponent(threadId),
-	);
+	const threads = shell.threads as { id: string }[];
+	if (threadId === undefined) {
+		shown(threads.map((t) => t.id));
+		return json(200, shell);
+	}
+	const thread = threads.find((t) => t.id === decodeURIComponent(threadId));
 	if (!thread) return notFound("thread_not_found");
+	shown([thread.id]);
 	return json(200, { snapshotSequence: shell.snapshotSequence, thread });
 }

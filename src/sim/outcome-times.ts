@@ -1,12 +1,14 @@
 /**
  * When each run's outcome came to be and when the simulator first put it on the wire, on any
- * stream: a thread stream's terminal `run.updated`, or a shell `thread.updated` of that thread
- * built after the run ended (its sequence is at or past the run's end; a client reading the
- * thread then learns the outcome, even when a later run already replaced it in the shell).
- * Benchmarks measure from that first frame: nothing can know sooner.
+ * stream or read: a thread stream's terminal `run.updated`, a shell `thread.updated` of that
+ * thread built after the run ended (its sequence is at or past the run's end; a client reading
+ * the thread then learns the outcome, even when a later run already replaced it in the shell),
+ * or an HTTP read answered after the run ended (the thread's projection, or the shell snapshot
+ * listing the thread). Benchmarks measure from that first moment: nothing can know sooner.
  * Times are epoch milliseconds with sub-millisecond precision, comparable across processes.
  */
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import { wallMs } from "./wall-clock.ts";
 
 export interface RunOutcomeTimes {
 	runId: string;
@@ -16,7 +18,7 @@ export interface RunOutcomeTimes {
 	endedAt: number;
 	/** The first frame showing it was sent (undefined until one was). */
 	sentAt?: number;
-	via?: "thread" | "shell";
+	via?: "thread" | "shell" | "http";
 }
 
 export interface OutcomeTimes {
@@ -24,20 +26,26 @@ export interface OutcomeTimes {
 	noteEvent(event: Record<string, unknown> | null, sequence: number): void;
 	/** Values of a Chunk just sent. */
 	noteSent(values: unknown[]): void;
+	/** An HTTP answer showing these threads' current state (projection or shell snapshot) was sent. */
+	noteRead(threadIds: Iterable<string>): void;
 	get(runId: string): RunOutcomeTimes | undefined;
 	all(): RunOutcomeTimes[];
 	/** Shell `thread.updated` items sent so far (load benchmarks size their rate by it). */
 	shellUpdates(): number;
 }
 
-export const wallMs = (): number => performance.timeOrigin + performance.now();
+export { wallMs } from "./wall-clock.ts";
 
 export function createOutcomeTimes(): OutcomeTimes {
 	const runs = new Map<string, RunOutcomeTimes>();
 	/** Per thread, ended runs no frame has shown yet, with the sequence of their end. */
 	const unsent = new Map<string, Map<string, number>>();
 	let shellUpdates = 0;
-	const sent = (runId: unknown, via: "thread" | "shell", at: number) => {
+	const sent = (
+		runId: unknown,
+		via: "thread" | "shell" | "http",
+		at: number,
+	) => {
 		if (typeof runId !== "string") return;
 		const entry = runs.get(runId);
 		if (entry && entry.sentAt === undefined) {
@@ -82,6 +90,16 @@ export function createOutcomeTimes(): OutcomeTimes {
 							sent(runId, "shell", at);
 						}
 				}
+			}
+		},
+		noteRead(threadIds) {
+			let at: number | undefined;
+			for (const threadId of threadIds) {
+				const pending = unsent.get(threadId);
+				if (!pending?.size) continue;
+				// The answer is the thread's state now: every run that ended before it shows.
+				at ??= wallMs();
+				for (const runId of [...pending.keys()]) sent(runId, "http", at);
 			}
 		},
 		get: (runId) => runs.get(runId),

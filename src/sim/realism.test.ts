@@ -10,11 +10,13 @@ import {
 	connect,
 	type Frame,
 	firstProjectId,
+	httpHeaders,
 	launchPayload,
 	manualScheduler,
 	type RawClient,
 } from "./test-client.ts";
 import type { Sim } from "./types.ts";
+import { wallMs } from "./wall-clock.ts";
 
 let sim: Sim | undefined;
 let client: RawClient | undefined;
@@ -111,5 +113,55 @@ describe("sim defaults", () => {
 		);
 		const [outcome] = sim.runOutcomes();
 		expect(outcome).toMatchObject({ status: "completed", via: "shell" });
+	});
+
+	it("records an HTTP read as the first when it shows the outcome before any frame", async () => {
+		const clock = manualScheduler();
+		sim = await startSim({ scheduler: clock, stepMs: 1 });
+		const projectId = await firstProjectId(sim);
+		const c = await connect(sim);
+		client = c;
+		// Nobody streams: the runs end unseen.
+		const launches = [
+			launchPayload(projectId, "hello"),
+			launchPayload(projectId, "hello"),
+		];
+		for (const launch of launches)
+			expect((await c.call("orchestration.launchThread", launch))._tag).toBe(
+				"Success",
+			);
+		for (let i = 0; i < 400 && sim.runOutcomes().length < 2; i++)
+			await clock.advance(5);
+		expect(sim.runOutcomes().map((o) => o.sentAt)).toEqual([
+			undefined,
+			undefined,
+		]);
+		const read = async (path: string) => {
+			const res = await fetch(`${sim?.url}${path}`, {
+				headers: httpHeaders(sim as Sim),
+			});
+			expect(res.status).toBe(200);
+			return wallMs();
+		};
+		const outcomeOf = (threadId: string) =>
+			sim?.runOutcomes().find((o) => o.threadId === threadId);
+		const [first, second] = launches.map((l) => l.threadId) as [string, string];
+		// The thread's projection shows its run's outcome: that answer is the floor.
+		const firstReadAt = await read(`/api/orchestration/threads/${first}`);
+		const one = outcomeOf(first);
+		expect(one).toMatchObject({ status: "completed", via: "http" });
+		expect(one?.sentAt).toBeGreaterThanOrEqual(one?.endedAt ?? Infinity);
+		expect(one?.sentAt).toBeLessThanOrEqual(firstReadAt);
+		expect(outcomeOf(second)?.sentAt).toBeUndefined();
+		// So does the shell snapshot, for every thread it lists.
+		await read("/api/orchestration/shell");
+		expect(outcomeOf(second)).toMatchObject({ via: "http" });
+		// A later frame does not move the floor.
+		const sentAt = one?.sentAt;
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
+		await shell.waitFor((i) => i.kind === "synchronized");
+		expect(outcomeOf(first)).toMatchObject({ via: "http", sentAt });
 	});
 });

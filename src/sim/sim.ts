@@ -99,10 +99,15 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			async fetch(request, server) {
 				const url = new URL(request.url);
 				if (url.pathname === "/ws") return upgrade(request, server, url);
-				const response = handleHttp(ctx, request);
+				let shown: string[] = [];
+				const response = handleHttp(ctx, request, (ids) => {
+					shown = ids;
+				});
 				const delay = ctx.faults.delayMs;
 				if (delay > 0)
 					await new Promise((resolve) => setTimeout(resolve, delay));
+				// A read showing a finished run is its outcome on the wire too (the floor).
+				if (shown.length > 0) ctx.outcomes.noteRead(shown);
 				return response;
 			},
 			websocket: {
