@@ -185,9 +185,16 @@ describe("decode: every captured thread stream item and RPC result", () => {
 				.value,
 		);
 		expect(launch.resumed).toBe(false);
-		expect(launch.projection.runs[0]?.status).toBe("preparing");
-		expect(launch.projection.thread.status).toBe("idle");
-		expect(launch.projection.thread.latestRunId).toBeNull();
+		const run = launch.projection.runs[0];
+		expect(run?.status).toBe("preparing");
+		// The projection's thread has no activity summary on the wire: it is derived from the
+		// rows as T3 derives the shell's, never "idle" beside a run.
+		expect(launch.projection.thread).toMatchObject({
+			status: "preparing",
+			latestRunId: run?.id,
+			activeRunId: run?.id,
+			pendingRuntimeRequest: null,
+		});
 		const projection = decodeThreadProjection(
 			(
 				readCaptureJson("ws-getThreadProjection.result.json") as {
@@ -197,6 +204,25 @@ describe("decode: every captured thread stream item and RPC result", () => {
 		);
 		expect(projection.runs.length).toBeGreaterThan(0);
 		expect(projection.messages.some((m) => m.role === "assistant")).toBe(true);
+		expect(projection.thread).toMatchObject({
+			status: "completed",
+			latestRunId: projection.runs.at(-1)?.id,
+			activeRunId: null,
+		});
+	});
+
+	it("a projection thread that carries its own status keeps it", () => {
+		const raw = (
+			readCaptureJson("ws-getThreadProjection.result.json") as {
+				value: { thread: Record<string, unknown> };
+			}
+		).value;
+		const projection = decodeThreadProjection({
+			...raw,
+			thread: { ...raw.thread, status: "interrupted", latestRunId: "r-x" },
+		});
+		expect(projection.thread.status).toBe("interrupted");
+		expect(projection.thread.latestRunId).toBe("r-x");
 	});
 });
 

@@ -5,6 +5,7 @@
  * fields may be absent. Only a missing id makes an object unusable (T3Error BAD_RESPONSE).
  */
 import type { Logger } from "../util/log.ts";
+import { threadActivity } from "./derive.ts";
 import { T3Error } from "./machine-api.ts";
 import type {
 	AuthSession,
@@ -136,7 +137,8 @@ function decodePending(raw: unknown): PendingRuntimeRequest | null {
 
 /**
  * A thread shell (§7.2). Also used for the projection's `thread` (an AppThread without the
- * activity summary): missing activity fields default to "no run, idle".
+ * activity summary): missing activity fields default to "no run, idle", and
+ * `decodeThreadProjection` then derives them from the projection's rows.
  */
 export function decodeThreadShell(raw: unknown): ThreadShell {
 	const obj = record(raw, "thread");
@@ -402,7 +404,7 @@ function decodeProviderSession(raw: unknown): ProviderSession {
 
 export function decodeThreadProjection(raw: unknown): ThreadProjection {
 	const obj = record(raw, "thread projection");
-	return {
+	const projection: ThreadProjection = {
 		...obj,
 		thread: decodeThreadShell(obj.thread),
 		runs: list(obj.runs, decodeRun),
@@ -411,6 +413,18 @@ export function decodeThreadProjection(raw: unknown): ThreadProjection {
 		runtimeRequests: list(obj.runtimeRequests, decodeRuntimeRequest),
 		providerSessions: list(obj.providerSessions, decodeProviderSession),
 	};
+	// The projection's thread is an AppThread without the shell's activity summary (OBSERVED.md
+	// §6.5): derived from the rows as the shell's is, it never reads "idle" beside its runs.
+	if (!isRecord(obj.thread) || typeof obj.thread.status !== "string") {
+		const { turnItems } = projection;
+		Object.assign(
+			projection.thread,
+			threadActivity(projection.runs, projection.runtimeRequests, (id) =>
+				turnItems.some((i) => i.requestId === id),
+			),
+		);
+	}
+	return projection;
 }
 
 export function decodeThreadDetail(raw: unknown): ThreadDetail {

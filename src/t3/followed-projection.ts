@@ -12,13 +12,12 @@ import {
 	decodeTurnItem,
 	type ThreadEvent,
 } from "./decode.ts";
-import {
-	BUSY_RUN_STATUSES,
-	type PendingRuntimeRequest,
-	type Run,
-	type RuntimeRequest,
-	type ThreadProjection,
-	type ThreadShell,
+import { type ThreadActivity, threadActivity } from "./derive.ts";
+import type {
+	Run,
+	RuntimeRequest,
+	ThreadProjection,
+	ThreadShell,
 } from "./model.ts";
 
 type Row = { id: string; [key: string]: unknown };
@@ -64,22 +63,7 @@ function plainRow(raw: unknown): Row {
 	return row as Row;
 }
 
-/** Runtime-request kinds whose details live only in a turn item (OBSERVED.md §5.7). */
-const ITEM_KINDS = new Set([
-	"user_input",
-	"command",
-	"file-read",
-	"file-change",
-	"mcp-elicitation",
-	"permission",
-]);
-
-export interface Activity {
-	latestRunId: string | null;
-	activeRunId: string | null;
-	status: string;
-	pendingRuntimeRequest: PendingRuntimeRequest | null;
-}
+export type Activity = ThreadActivity;
 
 export interface FollowedProjection {
 	/** Applies one event; false when its payload could not be used (the cursor still advances). */
@@ -114,6 +98,15 @@ export function createFollowedProjection(
 
 	const values = <T>(name: string) =>
 		[...(rows.get(name)?.values() ?? [])] as unknown as T[];
+	const activity = (): Activity => {
+		if (cachedActivity) return cachedActivity;
+		cachedActivity = threadActivity(
+			values<Run>("runs"),
+			values<RuntimeRequest>("runtimeRequests"),
+			(id) => withItem.has(id),
+		);
+		return cachedActivity;
+	};
 
 	return {
 		apply(event) {
@@ -148,59 +141,19 @@ export function createFollowedProjection(
 			// The snapshot's derived timeline (`visibleTurnItems`) is not kept current: left out
 			// rather than served stale (the connector reads `turnItems`).
 			const { visibleTurnItems: _, ...rest } = snapshot;
-			const out: Record<string, unknown> = { ...rest, thread };
+			// The thread's activity as its current rows say, not as the snapshot or a
+			// `thread.*` event (an AppThread without the summary) left it.
+			const out: Record<string, unknown> = {
+				...rest,
+				thread: { ...thread, ...activity() },
+			};
 			for (const name of COLLECTIONS) out[name] = values(name);
 			// Rows change by replacement, never in place: a caller's copy stays as it was read.
 			cached = out as ThreadProjection;
 			return cached;
 		},
-		activity() {
-			if (cachedActivity) return cachedActivity;
-			cachedActivity = deriveActivity(
-				values<Run>("runs"),
-				values<RuntimeRequest>("runtimeRequests"),
-				withItem,
-			);
-			return cachedActivity;
-		},
+		activity,
 		thread: () => thread,
-	};
-}
-
-/**
- * The shell's activity fields from the rows (§7.2, §7.4): status of the latest run, the run
- * blocking the thread, and the newest pending request — once its turn item (which holds the
- * question or the approval prompt) has arrived too, since the two come in separate frames.
- */
-function deriveActivity(
-	runs: Run[],
-	requests: RuntimeRequest[],
-	withItem: ReadonlySet<string>,
-): Activity {
-	let latest: Run | null = null;
-	let active: Run | null = null;
-	for (const run of runs) {
-		if (!latest || run.ordinal > latest.ordinal) latest = run;
-		if (
-			BUSY_RUN_STATUSES.has(run.status) &&
-			run.status !== "queued" &&
-			(!active || run.ordinal < active.ordinal)
-		)
-			active = run;
-	}
-	let pending: PendingRuntimeRequest | null = null;
-	for (const request of requests) {
-		if (request.status !== "pending") continue;
-		if (ITEM_KINDS.has(request.kind) && !withItem.has(request.id)) continue;
-		pending = { id: request.id, kind: request.kind };
-		if (typeof request.createdAt === "string")
-			pending.createdAt = request.createdAt;
-	}
-	return {
-		latestRunId: latest?.id ?? null,
-		activeRunId: active?.id ?? null,
-		status: latest ? latest.status : "idle",
-		pendingRuntimeRequest: pending,
 	};
 }
 

@@ -3,7 +3,6 @@
  * (metadata, archive, settle, provider-session detach, queue resume, delete). Nothing but
  * `delete` loses data. T3's refusals come back as errors saying what to do first.
  */
-import { latestRun } from "../t3/derive.ts";
 import { type Machine, T3Error } from "../t3/machine-api.ts";
 import {
 	BUSY_RUN_STATUSES,
@@ -159,7 +158,7 @@ async function describe(
 	return {
 		thread_id: located.threadId,
 		action,
-		status: latestRun(projection)?.status ?? "idle",
+		status: projection.thread.status,
 		title: projection.thread.title,
 		archived: Boolean(projection.thread.archivedAt),
 	};

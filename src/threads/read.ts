@@ -32,7 +32,8 @@ export async function readThread(
 		machine: located.entry.config.name,
 		project: projectRef(located.project),
 		title: thread.title,
-		status: thread.status ?? (latest ? latest.status : "idle"),
+		// T3's shell status, or the same derivation from the projection's rows (threadActivity).
+		status: thread.status,
 		session: {
 			provider: thread.providerInstanceId ?? selection?.instanceId ?? null,
 			model: selection?.model ?? session?.model ?? null,

@@ -222,6 +222,29 @@ describe("t3_threads", () => {
 });
 
 describe("t3_manage and t3_delete", () => {
+	test("an archived thread has the same status in t3_thread, t3_threads and t3_manage", async () => {
+		const id = await dispatchDone("b", "say hi before the archive");
+		const archived = await manage(id, "archive");
+		expect(archived.data).toMatchObject({
+			status: "completed",
+			archived: true,
+		});
+		// Not in the live shell any more: read from its projection, which carries no status.
+		const read = await callTool<{ status: string }>(client, "t3_thread", {
+			thread_id: id,
+		});
+		expect(read.data.status).toBe("completed");
+		const listed = (await list({ archived: true })).data.threads.find(
+			(t) => t.thread_id === id,
+		);
+		expect(listed).toMatchObject({
+			status: "completed",
+			state: "settled",
+			latest_run: { status: "completed" },
+		});
+		expect((await manage(id, "unarchive")).data.status).toBe("completed");
+	});
+
 	test("rename → archive → list archived → unarchive → settle → unsettle → stop_session → delete", async () => {
 		const id = await dispatchDone("b", "say hi for the lifecycle");
 		const renamed = await manage(id, "rename", { title: "Lifecycle" });
