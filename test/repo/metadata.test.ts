@@ -2,7 +2,7 @@
  * One repository slug, set once in package.json `repository`: the README, install.sh, the
  * compose file, the image labels, the release workflow and server.json all name the same
  * GitHub repository and GHCR image. And server.json follows the MCP registry's rules (schema
- * 2025-09-29; the official registry's extra checks where this machine can make them).
+ * 2025-12-11; the official registry's extra checks where this machine can make them).
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -35,7 +35,6 @@ interface ServerJson {
 	packages: {
 		registryType: string;
 		identifier: string;
-		version?: string;
 		runtimeHint?: string;
 		transport: { type: string; url: string };
 		runtimeArguments?: {
@@ -143,7 +142,7 @@ describe("one slug, from package.json", () => {
 describe("server.json for the MCP registry", () => {
 	test("schema, name, description, exact version and repository", () => {
 		expect(server.$schema).toBe(
-			"https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
+			"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
 		);
 		// Reverse-DNS namespace, exactly one "/", the schema's pattern; io.github.OWNER is the
 		// namespace a GitHub login may publish under.
@@ -162,8 +161,10 @@ describe("server.json for the MCP registry", () => {
 		const p = server.packages[0] as ServerJson["packages"][number];
 		expect(p.registryType).toBe("oci");
 		expect(p.identifier).toBe(`${image}:${pkg.version}`);
-		// 2025-09-29 still requires a package version; it must be exact and agree with the tag.
-		expect(p.version).toBe(pkg.version);
+		// The registry's OCI check refuses `version`, `registryBaseUrl` and `fileSha256` on an
+		// OCI package: the identifier alone names the image, its tag carrying the version.
+		for (const field of ["version", "registryBaseUrl", "fileSha256"])
+			expect(p, field).not.toHaveProperty(field);
 		expect(p.transport).toEqual({
 			type: "streamable-http",
 			url: "http://localhost:{port}/mcp",
