@@ -5,6 +5,7 @@
 import type { AppConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
 import { followWatched } from "./events/follow-watched.ts";
+import { collectDuringBursts } from "./fleet/collect-garbage.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import type { Db } from "./store/db.ts";
@@ -93,6 +94,7 @@ export function createServices(
 	});
 	const clock = options.clock ?? systemClock;
 	let stopFollowing = () => {};
+	let stopCollecting = () => {};
 	// Hidden means nonexistent: the stores' reads leave out records of projects not allowed now.
 	const threads = createThreadStore(db, (record) => fleet.allowsRecord(record));
 	const threadDeps: ThreadDeps = {
@@ -145,7 +147,7 @@ export function createServices(
 		stateNote: options.stateNote ?? null,
 		start() {
 			countReconnects(fleet, metrics);
-			collectAfterSnapshots(fleet);
+			stopCollecting = collectDuringBursts(fleet);
 			fleet.start();
 			events.start();
 			stopFollowing = followWatched({
@@ -160,6 +162,7 @@ export function createServices(
 		async stop() {
 			shutdown.abort();
 			stopFollowing();
+			stopCollecting();
 			await events.stop();
 			await fleet.stop();
 			db.close();
@@ -179,25 +182,6 @@ function countReconnects(fleet: Fleet, metrics: Metrics): void {
 					machine: entry.config.name,
 				});
 			wasOnline = true;
-		});
-	}
-}
-
-/**
- * Snapshots of many machines arrive in a burst (start-up, a network blip) and leave their
- * parsed frames behind as garbage; one full collection after the burst returns that memory
- * instead of letting the peak linger.
- */
-function collectAfterSnapshots(fleet: Fleet): void {
-	let timer: ReturnType<typeof setTimeout> | undefined;
-	for (const entry of fleet.list()) {
-		entry.machine.onChange((change) => {
-			if (change.kind !== "snapshot") return;
-			// A quick collection now keeps the burst's peak down; a full one follows it.
-			Bun.gc(false);
-			if (timer) clearTimeout(timer);
-			timer = setTimeout(() => Bun.gc(true), 1_000);
-			timer.unref?.();
 		});
 	}
 }

@@ -113,6 +113,13 @@ export function createTracker(deps: TrackerDeps): Tracker {
 				const name = entry.config.name;
 				unsubscribes.push(
 					entry.machine.onChange((change) => {
+						// Not online (a snapshot being applied): an evaluation would stop at the state
+						// check, and the catch-up at `synchronized` evaluates every watched thread.
+						if (
+							(change.kind === "thread" || change.kind === "thread.removed") &&
+							entry.machine.status().state !== "online"
+						)
+							return;
 						if (change.kind === "thread") {
 							const record = deps.threads.get(change.thread.id);
 							if (record?.watched === 1 && record.machine === name)

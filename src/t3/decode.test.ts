@@ -8,9 +8,11 @@ import {
 } from "../../test/replay/captures.ts";
 import { createLogger } from "../util/log.ts";
 import {
+	compactThreadShell,
 	createUnknownKindReporter,
 	decodeAuthSession,
 	decodeDescriptor,
+	decodeHeldThreadShell,
 	decodeLaunchResult,
 	decodeMessage,
 	decodeModelSelection,
@@ -292,6 +294,65 @@ describe("decode: captured HTTP bodies", () => {
 			readCaptureJson("http-after-recovery-thread.json"),
 		);
 		expect(recovered.projection.runs.at(-1)?.status).toBe("cancelled");
+	});
+});
+
+describe("decode: held thread shells", () => {
+	/** Every thread shell in the captures: HTTP shells, stream snapshots and updates. */
+	function capturedThreads(): unknown[] {
+		const threads: unknown[] = [];
+		for (const name of readCaptureNames("http-", "shell.json").concat(
+			readCaptureNames("http-", "shell-with-protocol-header.json"),
+		)) {
+			const raw = readCaptureJson(name) as { body?: { threads?: unknown[] } };
+			threads.push(...(raw.body?.threads ?? []));
+		}
+		for (const name of captureNames())
+			for (const call of recordedCalls(loadCapture(name)))
+				if (call.tag === "orchestration.subscribeShell")
+					for (const raw of chunkValues(call)) {
+						const r = raw as {
+							snapshot?: { threads?: unknown[] };
+							thread?: unknown;
+						};
+						threads.push(...(r.snapshot?.threads ?? []));
+						if (r.thread) threads.push(r.thread);
+					}
+		return threads;
+	}
+
+	it("equal the compacted full decode, for every captured thread and the edge cases", () => {
+		const threads = capturedThreads();
+		expect(threads.length).toBeGreaterThan(20);
+		threads.push(
+			{ id: "bare" },
+			{
+				id: "legacy",
+				modelSelection: { provider: "codex", model: "m", options: { x: "y" } },
+				latestVisibleMessage: { id: "m", text: "x".repeat(2_000), extra: 1 },
+				pendingRuntimeRequest: { id: "r", extra: true },
+				lineage: { rootThreadId: "legacy" },
+				status: 7,
+			},
+		);
+		for (const raw of threads) {
+			const held = decodeHeldThreadShell(raw);
+			const full = compactThreadShell(decodeThreadShell(raw));
+			expect(held).toEqual(full);
+			// Same keys in the same order: a re-sent snapshot compares equal as JSON.
+			expect(JSON.stringify(held)).toBe(JSON.stringify(full));
+		}
+		expect(decodeHeldThreadShell(threads.at(-1)).lineage).toBeUndefined();
+		expect(() => decodeHeldThreadShell({ title: "x" })).toThrow(T3Error);
+	});
+
+	it("shell snapshots hold their threads that way", () => {
+		const raw = readCaptureJson("http-post-shell.json") as {
+			body: { threads: unknown[] };
+		};
+		expect(decodeShellSnapshot(raw.body).threads).toEqual(
+			raw.body.threads.map(decodeHeldThreadShell),
+		);
 	});
 });
 

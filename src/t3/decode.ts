@@ -207,14 +207,57 @@ export function compactThreadShell(thread: ThreadShell): ThreadShell {
 	return out as ThreadShell;
 }
 
+/** How the thread-shell fields that are not plain pass-through values decode (§7.2). */
+const SHELL_DECODERS: Partial<
+	Record<(typeof SHELL_FIELDS)[number], (obj: Json) => unknown>
+> = {
+	id: (obj) => requireId(obj, "thread"),
+	projectId: (obj) => str(obj.projectId) ?? "",
+	title: (obj) => str(obj.title) ?? "",
+	modelSelection: (obj) => decodeModelSelection(obj.modelSelection),
+	latestRunId: (obj) => strOrNull(obj.latestRunId),
+	activeRunId: (obj) => strOrNull(obj.activeRunId),
+	status: (obj) => str(obj.status) ?? "idle",
+	pendingRuntimeRequest: (obj) => decodePending(obj.pendingRuntimeRequest),
+};
+
+/**
+ * `compactThreadShell(decodeThreadShell(raw))` without the full copy in between: a snapshot
+ * decodes thousands of threads at once, and every full copy is garbage a moment later.
+ */
+export function decodeHeldThreadShell(raw: unknown): ThreadShell {
+	const obj = record(raw, "thread");
+	const out: Record<string, unknown> = {};
+	for (const key of SHELL_FIELDS) {
+		const decode = SHELL_DECODERS[key];
+		const value = decode ? decode(obj) : obj[key];
+		if (value !== undefined) out[key] = value;
+	}
+	const lvm = obj.latestVisibleMessage;
+	out.latestVisibleMessage =
+		isRecord(lvm) && typeof lvm.id === "string"
+			? {
+					id: lvm.id,
+					role: str(lvm.role) ?? "unknown",
+					text: (str(lvm.text) ?? "").slice(0, HELD_MESSAGE_CHARS),
+					updatedAt: lvm.updatedAt,
+				}
+			: null;
+	return out as ThreadShell;
+}
+
+/**
+ * A shell snapshot (§7). Its threads come as held (`decodeHeldThreadShell`): the only use of a
+ * snapshot is to replace the threads held in memory, and it lists every thread of a machine.
+ */
 export function decodeShellSnapshot(raw: unknown): ShellSnapshot {
 	const obj = record(raw, "shell snapshot");
 	return {
 		...obj,
 		snapshotSequence: num(obj.snapshotSequence) ?? 0,
 		projects: list(obj.projects, decodeProjectShell),
-		threads: list(obj.threads, decodeThreadShell),
-		archivedThreads: list(obj.archivedThreads, decodeThreadShell),
+		threads: list(obj.threads, decodeHeldThreadShell),
+		archivedThreads: list(obj.archivedThreads, decodeHeldThreadShell),
 	};
 }
 

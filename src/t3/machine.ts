@@ -26,6 +26,7 @@ import {
 import type {
 	LaunchThreadResult,
 	ProjectShell,
+	ShellSnapshot,
 	ShellStreamItem,
 	ThreadShell,
 } from "./model.ts";
@@ -266,6 +267,16 @@ export function createMachine(
 				scheduleConnect(backoff.maxMs);
 				return;
 			}
+			if (!haveState) {
+				// No shell yet: read it over HTTP and subscribe after its sequence (PROTOCOL.md §0.3).
+				// Over the socket the snapshot would pin memory: Bun's WebSocket keeps its receive
+				// buffer as large as the largest message it took in (~1 KB per thread), per
+				// machine, for the socket's life. An HTTP body is freed once decoded.
+				const snapshot = await http.shell();
+				if (stale()) return;
+				status = { ...status, lastEventAt: now() };
+				applySnapshot(snapshot);
+			}
 			// Tickets are short-lived and may be single-use: a fresh one per connect (§2.4).
 			const { ticket } = await http.websocketTicket();
 			if (stale()) return;
@@ -370,6 +381,26 @@ export function createMachine(
 		emit({ kind: "thread.removed", threadId, sequence, previous });
 	}
 
+	/** An authoritative shell: replaces every project and active thread. */
+	function applySnapshot(snap: ShellSnapshot): void {
+		const seq = snap.snapshotSequence;
+		const incoming = new Map(snap.threads.map((t) => [t.id, t]));
+		for (const id of [...threads.keys()])
+			if (!incoming.has(id)) removeThread(id, seq);
+		for (const thread of incoming.values()) {
+			const previous = threads.get(thread.id);
+			if (previous && JSON.stringify(previous) === JSON.stringify(thread))
+				continue;
+			upsertThread(thread, seq);
+		}
+		projects.clear();
+		for (const p of snap.projects) projects.set(p.id, p);
+		// Authoritative: even a lower sequence wins (the server's store may have been reset).
+		lastSeq = seq;
+		haveState = true;
+		emit({ kind: "snapshot", sequence: seq });
+	}
+
 	function apply(item: ShellStreamItem): void {
 		if (item.kind === "unknown") return;
 		status = { ...status, lastEventAt: now() };
@@ -381,24 +412,7 @@ export function createMachine(
 					for (const p of snap.projects) projects.set(p.id, p);
 					return;
 				}
-				const seq = snap.snapshotSequence;
-				const incoming = new Map(
-					snap.threads.map((t) => [t.id, compactThreadShell(t)]),
-				);
-				for (const id of [...threads.keys()])
-					if (!incoming.has(id)) removeThread(id, seq);
-				for (const thread of incoming.values()) {
-					const previous = threads.get(thread.id);
-					if (previous && JSON.stringify(previous) === JSON.stringify(thread))
-						continue;
-					upsertThread(thread, seq);
-				}
-				projects.clear();
-				for (const p of snap.projects) projects.set(p.id, p);
-				// Authoritative: even a lower sequence wins (the server's store may have been reset).
-				lastSeq = seq;
-				haveState = true;
-				emit({ kind: "snapshot", sequence: seq });
+				applySnapshot(snap);
 				return;
 			}
 			case "synchronized":
@@ -621,7 +635,7 @@ export function createMachine(
 		},
 		async archivedThreads() {
 			const raw = await readRpc("orchestration.getArchivedShellSnapshot", {});
-			return decodeShellSnapshot(raw).threads.map(compactThreadShell);
+			return decodeShellSnapshot(raw).threads;
 		},
 		async turnDiff({ threadId, fromTurnCount, toTurnCount }) {
 			const value =

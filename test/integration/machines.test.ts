@@ -13,6 +13,7 @@ import {
 	shellSubscriptions,
 	startStack,
 	until,
+	untilMachinesOnline,
 } from "../helpers/stack.ts";
 
 let stack: Stack;
@@ -144,6 +145,34 @@ describe("hidden projects", () => {
 		expect(unknown.text.replace("thread-that-never-existed", secret)).toBe(
 			hidden.text,
 		);
+	});
+});
+
+describe("connect", () => {
+	test("the first shell comes over HTTP; the socket subscription starts after it", async () => {
+		const own = await startStack();
+		try {
+			const sim = own.sim();
+			const reads = () =>
+				sim.stats().requests["GET /api/orchestration/shell"] ?? 0;
+			await untilMachinesOnline(await own.client());
+			// A fresh process on the same sim, recorded from its first frame.
+			sim.record(true);
+			const before = reads();
+			await own.restartServer();
+			await untilMachinesOnline(await own.client());
+			const subscriptions = shellSubscriptions(sim);
+			sim.record(false);
+			expect(reads()).toBe(before + 1);
+			// With a cursor, the server sends no full snapshot over the socket, where Bun's
+			// WebSocket would keep a buffer that size for the socket's life.
+			expect(subscriptions).toHaveLength(1);
+			expect(subscriptions[0]).toBeNumber();
+			const machine = own.server.services.fleet.get("demo")?.machine;
+			expect(machine?.projects().map((p) => p.title)).toEqual(["demo"]);
+		} finally {
+			await own.stop();
+		}
 	});
 });
 

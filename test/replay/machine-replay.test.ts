@@ -153,7 +153,10 @@ describe("machine against recorded servers", () => {
 		expect(changes.some((c) => c.kind === "snapshot")).toBe(true);
 		expect(changes.filter((c) => c.kind === "synchronized")).toHaveLength(1);
 		expect(machine.status().lastEventAt).not.toBeNull();
-		expect(server.shellRequests()).toEqual([{ requestCompletionMarker: true }]);
+		// The shell came over HTTP; the subscription starts after its sequence.
+		expect(server.shellRequests()).toEqual([
+			{ requestCompletionMarker: true, afterSequence: 60 },
+		]);
 	});
 
 	it("ws-approval.jsonl: pending approval with its prompt, then completed", async () => {
@@ -257,8 +260,9 @@ describe("machine against recorded servers", () => {
 			5_000,
 			"online again",
 		);
+		// The first subscription starts after the shell read over HTTP, the resume where it was.
 		expect(server.shellRequests()).toEqual([
-			{ requestCompletionMarker: true },
+			{ requestCompletionMarker: true, afterSequence: 35 },
 			{ requestCompletionMarker: true, afterSequence: 35 },
 		]);
 		// The resumed authoritative snapshot held the same thread: nothing removed, nothing lost.
