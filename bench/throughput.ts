@@ -174,18 +174,15 @@ export async function benchThroughput(): Promise<{
 		const rate = updates / windowS;
 		const share = outcomes.length / Math.max(1, updates);
 		const half = Math.floor(pending.length / 2);
-		const firstHalfMax = Math.max(
-			0,
-			...pending.slice(0, half).map((p) => p.pending),
-		);
-		const secondHalfMax = Math.max(
-			0,
-			...pending.slice(half).map((p) => p.pending),
-		);
+		const mean = (xs: { pending: number }[]) =>
+			xs.reduce((sum, p) => sum + p.pending, 0) / Math.max(1, xs.length);
+		const firstHalf = mean(pending.slice(0, half));
+		const secondHalf = mean(pending.slice(half));
 		const maxPending = Math.max(0, ...pending.map((p) => p.pending));
-		// A growing backlog trends upward without limit; noise does not.
+		// A growing backlog trends upward without limit, raising the second half's mean; a
+		// one-second spike (a slow fsync on a shared disk) barely moves it.
 		const bounded =
-			secondHalfMax <= firstHalfMax * 2 + 10 &&
+			secondHalf <= firstHalf * 2 + 5 &&
 			maxPending <= Math.max(10, Math.round(runsPerS));
 		const all = missing === 0 && outcomes.length >= started && s.failures === 0;
 		return {
@@ -200,10 +197,10 @@ export async function benchThroughput(): Promise<{
 				},
 				{
 					figure: "5. load: outbox pending (1 s samples)",
-					value: `max ${maxPending}; 1st half max ${firstHalfMax}, 2nd half max ${secondHalfMax}; sim unacked max ${Math.max(0, ...pending.map((p) => p.unacked))}`,
+					value: `max ${maxPending}; mean 1st half ${firstHalf.toFixed(1)}, 2nd half ${secondHalf.toFixed(1)}; sim unacked max ${Math.max(0, ...pending.map((p) => p.unacked))}`,
 					baseline: "-",
 					ratio: "-",
-					target: "bounded",
+					target: "bounded: 2nd half mean ≤ 2 × 1st + 5, max ≤ 1 s of runs",
 					pass: bounded,
 				},
 				{

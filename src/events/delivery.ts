@@ -4,7 +4,9 @@
  * different threads in parallel up to a bound. 2xx delivers; 410 dead-letters; anything else
  * retries on the schedule. Rows stay in sqlite until then, so restarts lose nothing.
  */
+
 import type { Metrics } from "../metrics/metrics.ts";
+import { type GroupCommit, immediateCommit } from "../store/group-commit.ts";
 import type { EventRow, Outbox } from "../store/outbox.ts";
 import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
@@ -32,6 +34,11 @@ export interface DeliveryDeps {
 	log: Logger;
 	/** Whether a thread's project is not allowed now: its events are held, never sent. */
 	isHidden?: (threadId: string) => boolean;
+	/**
+	 * Where "delivered" is recorded (default: at once). The thread's next event waits for it, so
+	 * it is never sent ahead of its predecessor's mark, nor the same event twice.
+	 */
+	commits?: GroupCommit;
 }
 
 export interface DeliveryWorker {
@@ -83,6 +90,7 @@ export function createDeliveryWorker(
 	const timeoutMs = options.timeoutMs ?? 10_000;
 	const retentionMs = options.retentionMs ?? 7 * 24 * 3600_000;
 	const doFetch = deps.fetch ?? fetch;
+	const commits = deps.commits ?? immediateCommit;
 	const inFlight = new Map<string, Promise<void>>();
 	let cancelTimer: (() => void) | undefined;
 	let cancelCompaction: (() => void) | undefined;
@@ -196,7 +204,10 @@ export function createDeliveryWorker(
 		}
 		const now = deps.clock.now();
 		if (status >= 200 && status < 300) {
-			deps.outbox.markDelivered(row.id, now);
+			// Lost in a power cut, the mark only means this event is sent again (at least once).
+			await commits.run(() => deps.outbox.markDelivered(row.id, now), {
+				durable: false,
+			});
 			lastError = null;
 			deps.metrics.inc("t3code_mcp_events_delivered_total");
 			deps.metrics.inc("t3code_mcp_delivery_attempts_total", {

@@ -9,6 +9,7 @@ import type { Fleet } from "../fleet/fleet.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
+import { createGroupCommit } from "../store/group-commit.ts";
 import { createOutbox, type Outbox } from "../store/outbox.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
@@ -45,6 +46,8 @@ export interface EventsDeps {
 export function createEvents(deps: EventsDeps): Events {
 	const clock = deps.clock ?? systemClock;
 	const outbox = createOutbox(deps.db);
+	// Outbox rows and delivery marks of one turn share one commit (one fsync).
+	const commits = createGroupCommit(deps.db);
 	const delivery = createDeliveryWorker(
 		{
 			url: deps.settings.hookUrl,
@@ -60,6 +63,7 @@ export function createEvents(deps: EventsDeps): Events {
 			metrics: deps.metrics,
 			log: deps.log,
 			isHidden: deps.threads.isHidden,
+			commits,
 		},
 	);
 	const reconcile = () => {
@@ -83,6 +87,7 @@ export function createEvents(deps: EventsDeps): Events {
 		log: deps.log,
 		now: () => clock.now(),
 		onEmitted: () => delivery.wake(),
+		commits,
 	});
 	return {
 		outbox,

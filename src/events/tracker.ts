@@ -8,10 +8,12 @@
  * evaluated at all (the thread store does not return them): their changes wait, unrecorded,
  * until they are allowed again.
  */
+
 import type { Fleet, FleetMachine } from "../fleet/fleet.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
+import { createGroupCommit, type GroupCommit } from "../store/group-commit.ts";
 import type { Outbox } from "../store/outbox.ts";
 import type { ThreadRecord, ThreadStore } from "../store/threads.ts";
 import {
@@ -43,6 +45,8 @@ export interface TrackerDeps {
 	now: () => number;
 	/** Called after new rows were committed (wakes the delivery worker). */
 	onEmitted: () => void;
+	/** Where outbox rows are committed (default: a batch of its own per turn on `db`). */
+	commits?: GroupCommit;
 }
 
 const MESSAGE_CAP = 4_000;
@@ -59,8 +63,11 @@ export interface Tracker {
 }
 
 export function createTracker(deps: TrackerDeps): Tracker {
+	const commits = deps.commits ?? createGroupCommit(deps.db);
 	const unsubscribes: (() => void)[] = [];
 	const running = new Map<string, { again: boolean; done: Promise<void> }>();
+	/** Per watched thread, the activity (run, status, request) of the last change checked. */
+	const checkedAt = new Map<string, string>();
 	const retries = new Map<string, ReturnType<typeof setTimeout>>();
 	let stopped = false;
 
@@ -121,17 +128,26 @@ export function createTracker(deps: TrackerDeps): Tracker {
 						)
 							return;
 						if (change.kind === "thread") {
-							const record = deps.threads.get(change.thread.id);
-							if (record?.watched === 1 && record.machine === name)
-								check(change.thread.id);
+							const id = change.thread.id;
+							// Most changes only stream a message: what an evaluation decides on (run,
+							// status, request) is what the last one saw, so it would find nothing.
+							const key = activityKey(change.thread);
+							if (checkedAt.get(id) === key) return;
+							const record = deps.threads.get(id);
+							if (record?.watched === 1 && record.machine === name) {
+								checkedAt.set(id, key);
+								check(id);
+							}
 						} else if (change.kind === "thread.removed") {
+							checkedAt.delete(change.threadId);
 							const record = deps.threads.get(change.threadId);
 							if (record?.watched === 1 && record.machine === name)
 								check(change.threadId);
 						} else if (change.kind === "synchronized") {
 							// Catch-up after (re)connect: compare persisted state with the fresh shell.
+							checkedAt.clear();
 							checkMachine(name);
-						}
+						} else if (change.kind === "snapshot") checkedAt.clear();
 					}),
 				);
 			}
@@ -187,13 +203,13 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		// here through the store's reads), so if it is allowed again the catch-up reports what
 		// happened meanwhile.
 		if (!project) return;
-		// The commit below is synchronous (FULL: an fsync) and blocks the thread. A t3_wait woken
-		// by the same change answers first: its reply is already on its way after this yield,
-		// where it used to wait for the fsync (wake from the outcome frame p50 ~6 → ~3 ms).
-		await yieldToWaiters();
-		const fresh = deps.threads.get(threadId);
-		if (fresh?.watched !== 1) return;
-		const emitted = deps.db.transaction(() => {
+		// The commit (FULL: an fsync, blocking the thread) joins this turn's batch and runs after
+		// it: a t3_wait woken by the same change answers first (its reply is already on its way,
+		// where it used to wait for the fsync: wake from the outcome frame p50 ~6 → ~3 ms), and
+		// outcomes arriving together share one fsync instead of queueing behind one each.
+		const emitted = await commits.run(() => {
+			const fresh = deps.threads.get(threadId);
+			if (fresh?.watched !== 1) return 0;
 			const bodies = transitions(
 				deps,
 				entry,
@@ -220,7 +236,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 				watermark(projection, fresh.baseline_ordinal),
 			);
 			return bodies.length;
-		})();
+		});
 		if (emitted) {
 			deps.metrics.inc("t3code_mcp_events_emitted_total", {}, emitted);
 			deps.onEmitted();
@@ -228,9 +244,8 @@ export function createTracker(deps: TrackerDeps): Tracker {
 	}
 }
 
-/** One turn of the event loop: every promise chain the current change started runs first. */
-function yieldToWaiters(): Promise<void> {
-	return new Promise((resolve) => setImmediate(resolve));
+function activityKey(shell: ThreadShell): string {
+	return `${shell.latestRunId}\u0000${shell.status}\u0000${shell.pendingRuntimeRequest?.id ?? ""}`;
 }
 
 function seen(shell: ThreadShell) {

@@ -57,7 +57,7 @@ const event = (sequence: number, type: string, payload: unknown) => ({
 	event: { id: `e${sequence}`, threadId: "t1", type, payload },
 });
 
-function setup(maxThreads = 256) {
+function setup(maxThreads = 256, behindMs = 250) {
 	let current: ThreadShell | undefined = shell("running");
 	const listeners = new Set<(change: ShellChange) => void>();
 	const streams: FakeStream[] = [];
@@ -113,6 +113,7 @@ function setup(maxThreads = 256) {
 	const machine = followThreads(inner, {
 		log: silentLogger,
 		maxThreads,
+		behindMs,
 		onFallback: () => fallbacks++,
 	});
 	const changes: ShellChange[] = [];
@@ -143,7 +144,7 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe("thread following", () => {
 	test("the stream's terminal run shows before the shell does, and reads come from memory", async () => {
-		const t = setup();
+		const t = setup(256, 1);
 		t.shellChange(shell("running"), 10);
 		t.machine.follow?.("t1");
 		const s = t.streams[0] as FakeStream;
@@ -164,7 +165,8 @@ describe("thread following", () => {
 		// The coalesced shell still says `waiting` with an older sequence: the stream wins.
 		t.shellChange(shell("waiting"), 12);
 		expect(t.machine.thread("t1")?.status).toBe("completed");
-		// A shell newer than the stream wins, and reads go to T3 again.
+		// A shell newer than the stream wins, and reads go to T3 again once the stream has not
+		// caught up within `behindMs`.
 		t.shellChange(shell("running", "r2"), 20);
 		expect(t.machine.thread("t1")?.latestRunId).toBe("r2");
 		await t.machine.getThread("t1");
@@ -200,12 +202,42 @@ describe("thread following", () => {
 			commandId: "c1",
 			threadId: "t1",
 		});
-		await t.machine.getThread("t1");
-		expect(t.gets()).toBe(1);
+		// The read waits for the stream to show the command's rows, not for a GET.
+		const read = t.machine.getThread("t1");
+		await tick();
 		s.push(event(50, "run.created", run("starting", 2)));
-		const detail = await t.machine.getThread("t1");
+		const detail = await read;
 		expect(detail.projection.runs).toHaveLength(2);
-		expect(t.gets()).toBe(1);
+		expect(t.gets()).toBe(0);
+	});
+
+	test("a read of a stream behind the shell is served by the stream's next frames, without a GET", async () => {
+		const t = setup();
+		t.shellChange(shell("running"), 10);
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		s.push(snapshot(10, [run("running")]), { kind: "synchronized" });
+		// Under load the coalesced shell shows the outcome first; the stream's frame is on its way.
+		t.shellChange(shell("completed"), 14);
+		const read = t.machine.getThread("t1");
+		await tick();
+		s.push(event(12, "run.updated", run("waiting")));
+		await tick();
+		expect(t.gets()).toBe(0);
+		s.push(event(14, "run.updated", run("completed")));
+		const detail = await read;
+		expect(detail.projection.runs[0]?.status).toBe("completed");
+		expect(t.gets()).toBe(0);
+		// behindMs 0: no waiting, a GET at once (the shell is ahead again).
+		const eager = setup(256, 0);
+		eager.shellChange(shell("running"), 10);
+		eager.machine.follow?.("t1");
+		(eager.streams[0] as FakeStream).push(snapshot(10, [run("running")]), {
+			kind: "synchronized",
+		});
+		eager.shellChange(shell("completed"), 14);
+		await eager.machine.getThread("t1");
+		expect(eager.gets()).toBe(1);
 	});
 
 	test("a dropped stream resumes after its last sequence once the machine is back", async () => {

@@ -31,6 +31,12 @@ export interface FollowOptions {
 	lingerMs?: number;
 	/** How long a read waits for a subscription on its way before it GETs (default 2 s). */
 	catchUpMs?: number;
+	/**
+	 * How long a read of a live stream behind the shell or our last command waits for it to
+	 * catch up before it GETs (default 250 ms; 0: GET at once). Its next frames are usually on
+	 * the way; a GET is a second round trip that a busy server answers last.
+	 */
+	behindMs?: number;
 	/** A thread could not be followed (bound reached or its stream could not resume). */
 	onFallback?: () => void;
 }
@@ -70,6 +76,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const maxThreads = options.maxThreads ?? DEFAULT_MAX_FOLLOWED;
 	const lingerMs = options.lingerMs ?? 2_000;
 	const catchUpMs = options.catchUpMs ?? 2_000;
+	const behindMs = options.behindMs ?? 250;
 	const followed = new Map<string, Followed>();
 	/** The sequence of the latest shell update per thread, and of our latest command. */
 	const shellSeq = new Map<string, number>();
@@ -207,6 +214,9 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 						type: item.event.type,
 					});
 				f.lastSeq = item.sequence;
+				// A read waiting for the stream to catch up: it has (the rest of the Chunk is applied
+				// before the read goes on).
+				if (f.live && f.waiters.length > 0 && current(f)) wakeWaiters(f);
 				break;
 			case "synchronized":
 				f.live = f.view !== null;
@@ -219,10 +229,10 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		markDirty(f.threadId);
 	}
 
-	/** Resolves when the stream has caught up, ended, or after `catchUpMs`. */
-	function caughtUp(f: Followed): Promise<void> {
+	/** Resolves when the stream has caught up, ended, or after `ms`. */
+	function caughtUp(f: Followed, ms: number): Promise<void> {
 		return new Promise((resolve) => {
-			const timer = setTimeout(done, catchUpMs);
+			const timer = setTimeout(done, ms);
 			f.waiters.push(done);
 			function done() {
 				clearTimeout(timer);
@@ -365,7 +375,21 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 			let f = followed.get(threadId);
 			// A subscription on its way answers about as soon as a GET would: wait for it.
 			if (f && !f.live && f.stream && !f.failed) {
-				await caughtUp(f);
+				await caughtUp(f, catchUpMs);
+				f = followed.get(threadId);
+			}
+			// Live but behind what the shell or our own command showed: its next frames bring the
+			// rest (under load the shell can show an outcome first while the stream's frame waits
+			// for our Ack, and a GET then took 100+ ms where the frame came within a few).
+			if (
+				behindMs > 0 &&
+				f?.view &&
+				f.live &&
+				f.complete &&
+				f.stream &&
+				!current(f)
+			) {
+				await caughtUp(f, behindMs);
 				f = followed.get(threadId);
 			}
 			if (f?.view && f.live && f.complete && current(f))
