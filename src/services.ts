@@ -149,12 +149,15 @@ export function createServices(
 			countReconnects(fleet, metrics);
 			stopCollecting = collectDuringBursts(fleet);
 			fleet.start();
-			events.start();
+			// Following first: a shell change showing a new run then opens the thread's stream
+			// before the tracker looks, and the tracker reads that run from the subscription instead
+			// of a projection GET of its own (one per run started elsewhere, under load ~100/s).
 			stopFollowing = followWatched({
 				fleet,
 				threads: threadDeps.threads,
 				now: () => clock.now(),
 			});
+			events.start();
 		},
 		beginShutdown() {
 			shutdown.abort();

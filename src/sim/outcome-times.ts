@@ -1,7 +1,8 @@
 /**
  * When each run's outcome came to be and when the simulator first put it on the wire, on any
- * stream or read: a thread stream's terminal `run.updated`, a shell `thread.updated` of that
- * thread built after the run ended (its sequence is at or past the run's end; a client reading
+ * stream or read: a thread stream's terminal `run.updated` or a snapshot (of the thread, or of
+ * the shell listing it) built after the run ended, a shell `thread.updated` of that thread built
+ * after the run ended (its sequence is at or past the run's end; a client reading
  * the thread then learns the outcome, even when a later run already replaced it in the shell),
  * or an HTTP read answered after the run ended (the thread's projection, or the shell snapshot
  * listing the thread). Benchmarks measure from that first moment: nothing can know sooner.
@@ -54,6 +55,22 @@ export function createOutcomeTimes(): OutcomeTimes {
 			unsent.get(entry.threadId)?.delete(runId);
 		}
 	};
+	/** A frame showing the thread as of `sequence`: every run that ended by then shows in it. */
+	const shownUpTo = (
+		threadId: unknown,
+		sequence: number,
+		via: "thread" | "shell",
+		at: number | undefined,
+	): number | undefined => {
+		const pending = unsent.get(String(threadId));
+		if (!pending?.size) return at;
+		for (const [runId, endSeq] of [...pending])
+			if (endSeq <= sequence) {
+				at ??= wallMs();
+				sent(runId, via, at);
+			}
+		return at;
+	};
 	return {
 		noteEvent(event, sequence) {
 			if (event?.type !== "run.updated") return;
@@ -81,14 +98,29 @@ export function createOutcomeTimes(): OutcomeTimes {
 				} else if (value?.kind === "thread.updated") {
 					shellUpdates++;
 					const thread = value.thread as Record<string, unknown> | undefined;
-					const pending = unsent.get(String(thread?.id));
-					if (!pending?.size) continue;
-					const shown = Number(value.sequence);
-					for (const [runId, endSeq] of [...pending])
-						if (endSeq <= shown) {
-							at ??= wallMs();
-							sent(runId, "shell", at);
-						}
+					at = shownUpTo(thread?.id, Number(value.sequence), "shell", at);
+				} else if (value?.kind === "snapshot") {
+					// A subscription's first frame: the thread's projection, or the whole shell.
+					const projection = value.projection as
+						| { thread?: { id?: unknown } }
+						| undefined;
+					const snapshot = value.snapshot as
+						| { snapshotSequence?: unknown; threads?: { id?: unknown }[] }
+						| undefined;
+					if (projection)
+						at = shownUpTo(
+							projection.thread?.id,
+							Number(value.snapshotSequence),
+							"thread",
+							at,
+						);
+					for (const thread of snapshot?.threads ?? [])
+						at = shownUpTo(
+							thread.id,
+							Number(snapshot?.snapshotSequence),
+							"shell",
+							at,
+						);
 				}
 			}
 		},

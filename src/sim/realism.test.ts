@@ -164,4 +164,41 @@ describe("sim defaults", () => {
 		await shell.waitFor((i) => i.kind === "synchronized");
 		expect(outcomeOf(first)).toMatchObject({ via: "http", sentAt });
 	});
+
+	it("records a subscription's snapshot as the first when the run ended before it", async () => {
+		const clock = manualScheduler();
+		sim = await startSim({ scheduler: clock, stepMs: 1 });
+		const projectId = await firstProjectId(sim);
+		const c = await connect(sim);
+		client = c;
+		const launches = [
+			launchPayload(projectId, "hello"),
+			launchPayload(projectId, "hello"),
+		];
+		for (const launch of launches)
+			await c.call("orchestration.launchThread", launch);
+		for (let i = 0; i < 400 && sim.runOutcomes().length < 2; i++)
+			await clock.advance(5);
+		const [first, second] = launches.map((l) => l.threadId) as [string, string];
+		const outcomeOf = (threadId: string) =>
+			sim?.runOutcomes().find((o) => o.threadId === threadId);
+		expect(outcomeOf(first)?.sentAt).toBeUndefined();
+		// The thread stream's snapshot carries the finished run.
+		const thread = c.stream("orchestration.subscribeThread", {
+			threadId: first,
+			requestCompletionMarker: true,
+		});
+		await thread.waitFor((i) => i.kind === "synchronized");
+		expect(outcomeOf(first)).toMatchObject({ via: "thread" });
+		expect(outcomeOf(first)?.sentAt).toBeGreaterThanOrEqual(
+			outcomeOf(first)?.endedAt ?? Infinity,
+		);
+		expect(outcomeOf(second)?.sentAt).toBeUndefined();
+		// So does the shell's, for every thread it lists.
+		const shell = c.stream("orchestration.subscribeShell", {
+			requestCompletionMarker: true,
+		});
+		await shell.waitFor((i) => i.kind === "synchronized");
+		expect(outcomeOf(second)).toMatchObject({ via: "shell" });
+	});
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
+import { connect, dispatchPayload } from "../../src/sim/test-client.ts";
 import {
 	type Delivery,
 	type Receiver,
@@ -186,6 +187,55 @@ describe("thread following", () => {
 		await stack.server.services.events.tracker.idle();
 		await stack.server.services.events.delivery.idle();
 		expect(forThread(d.thread_id).map((e) => e.body.type)).toEqual([
+			"thread.completed",
+		]);
+		expect(projectionGets()).toBe(gets0);
+	});
+
+	test("a run another client starts on a watched thread is read from its new subscription, not a projection GET", async () => {
+		const d = await dispatch("long task");
+		await untilFollowed(threadSubscriptions());
+		stack.sim().finishRun(d.thread_id);
+		await until(
+			() => forThread(d.thread_id).length === 1,
+			10_000,
+			"first completion",
+		);
+		await stack.server.services.events.tracker.idle();
+		// Settled: its stream is closed once the shell has caught up.
+		await until(
+			() => (machine().followStats?.().followed ?? 1) === 0,
+			10_000,
+			"stream retired",
+		);
+		const gets0 = projectionGets();
+		const subs0 = threadSubscriptions();
+		// Another T3 client starts the next run: only the shell tells the connector.
+		const other = await connect(stack.sim());
+		try {
+			const exit = await other.call(
+				"orchestration.dispatchCommand",
+				dispatchPayload(d.thread_id, "long task"),
+			);
+			expect(exit._tag).toBe("Success");
+			await until(
+				() => threadSubscriptions() > subs0,
+				10_000,
+				"the new run followed",
+			);
+			await stack.server.services.events.tracker.idle();
+			stack.sim().finishRun(d.thread_id);
+			await until(
+				() => forThread(d.thread_id).length === 2,
+				10_000,
+				"second completion",
+			);
+		} finally {
+			other.close();
+		}
+		await stack.server.services.events.tracker.idle();
+		expect(forThread(d.thread_id).map((e) => e.body.type)).toEqual([
+			"thread.completed",
 			"thread.completed",
 		]);
 		expect(projectionGets()).toBe(gets0);
