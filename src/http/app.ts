@@ -5,7 +5,8 @@
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
-import { badInitialize, type JsonRpcError } from "../mcp/initialize-check.ts";
+import { badInitialize } from "../mcp/initialize-check.ts";
+import { startReadAhead } from "../mcp/read-ahead.ts";
 import { buildServer } from "../mcp/server.ts";
 import type { Services } from "../services.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
@@ -16,6 +17,7 @@ import {
 	originGuard,
 } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
+import { MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 
 /** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
 const KEEP_ALIVE_MS = 5_000;
@@ -69,28 +71,26 @@ export function createApp(services: Services): Hono {
 			"content-type": "text/plain; version=0.0.4",
 		}),
 	);
-	app.post("/mcp", async (c, next) => {
-		const refused = await badInitializeRequest(c.req.raw);
+	app.post("/mcp", async (c) => {
+		const body = await readMcpBody(c.req.raw);
+		if (body.kind === "too-large")
+			return c.json(
+				{
+					jsonrpc: "2.0",
+					id: null,
+					error: {
+						code: -32000,
+						message: `Request body too large (over ${MAX_BODY_BYTES} bytes)`,
+					},
+				},
+				413,
+			);
+		if (body.kind === "raw") return handler.fetch(body.request);
+		const refused = badInitialize(body.message);
 		if (refused) return c.json(refused);
-		await next();
+		startReadAhead(c.req.raw, body.message, services);
+		return handler.fetch(c.req.raw, { parsedBody: body.message });
 	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw));
 	return app;
-}
-
-/** A malformed `initialize` (see initialize-check.ts); the body is read from a clone. */
-async function badInitializeRequest(
-	request: Request,
-): Promise<JsonRpcError | undefined> {
-	const text = await request
-		.clone()
-		.text()
-		.catch(() => "");
-	// Only an initialize needs a look; everything else goes to the SDK unparsed.
-	if (!text.includes('"initialize"')) return undefined;
-	try {
-		return badInitialize(JSON.parse(text));
-	} catch {
-		return undefined; // not JSON: the SDK answers with its parse error
-	}
 }

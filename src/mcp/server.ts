@@ -11,6 +11,7 @@ import { tools } from "../tools/index.ts";
 import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
 import { maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
+import { takeReadAhead } from "./read-ahead.ts";
 import { ToolFailure, toolError } from "./result.ts";
 
 const SERVER_NAME = "t3code-mcp";
@@ -112,6 +113,7 @@ function toolContext(ctx: ServerContext): ToolContext {
 	return {
 		origin,
 		signal: ctx.mcpReq.signal,
+		readAhead: takeReadAhead(ctx.http?.req),
 		progress:
 			token === undefined
 				? undefined

@@ -7,6 +7,7 @@ import {
 } from "../t3/derive.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
+import type { ThreadReadAhead } from "./read-ahead.ts";
 import { projectRef, questionShape } from "./shapes.ts";
 
 /** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
@@ -17,8 +18,14 @@ export async function readThread(
 	deps: ThreadDeps,
 	threadId: string,
 	turns: number,
+	readAhead?: ThreadReadAhead,
 ) {
 	const located = await locateThread(deps, threadId);
+	if (
+		readAhead?.threadId === threadId &&
+		readAhead.machine === located.entry.config.name
+	)
+		located.detail ??= await readAhead.detail;
 	const { projection } = await readDetail(located);
 	const thread = located.shell ?? projection.thread;
 	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);

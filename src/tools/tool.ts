@@ -8,6 +8,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Services } from "../services.ts";
+import type { ThreadReadAhead } from "../threads/read-ahead.ts";
 
 export interface ToolContext {
 	/** The caller's `X-Conversation-Origin` header, or null. */
@@ -16,6 +17,8 @@ export interface ToolContext {
 	signal: AbortSignal;
 	/** Present when the client asked for progress (sent a progress token). */
 	progress?: (message: string) => Promise<void>;
+	/** The thread read started when this request arrived (`t3_thread`), if any. */
+	readAhead?: ThreadReadAhead;
 }
 
 export interface ToolDefinition<

@@ -68,7 +68,9 @@ export const t3Thread = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler({ thread_id, turns }, _ctx, { threadDeps }) {
-		return ok(await readThread(threadDeps, thread_id, turns ?? 1));
+	async handler({ thread_id, turns }, ctx, { threadDeps }) {
+		return ok(
+			await readThread(threadDeps, thread_id, turns ?? 1, ctx.readAhead),
+		);
 	},
 });

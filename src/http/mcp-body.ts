@@ -1,0 +1,63 @@
+/**
+ * Reads a POST /mcp body once, so the initialize check, the read-ahead and the SDK share one
+ * parse (the SDK takes it as `parsedBody` and then neither clones nor re-reads the request).
+ * Anything that is not a JSON body goes to the SDK as it was sent, so its own answers
+ * (parse error, empty body) stay exactly the SDK's.
+ */
+
+/** The SDK's default `maxRequestBodySize`. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export type McpBody =
+	/** Parsed JSON: hand it to the SDK as `parsedBody`. */
+	| { kind: "json"; message: unknown }
+	/** Not JSON (or empty): hand this request, with the same body, to the SDK. */
+	| { kind: "raw"; request: Request }
+	| { kind: "too-large" };
+
+export async function readMcpBody(
+	request: Request,
+	maxBytes = MAX_BODY_BYTES,
+): Promise<McpBody> {
+	// A declared size over the limit: the SDK refuses it without reading a byte.
+	if (Number(request.headers.get("content-length")) > maxBytes)
+		return { kind: "raw", request };
+	const text = await readLimited(request, maxBytes);
+	if (text === undefined) return { kind: "too-large" };
+	if (text.length > 0) {
+		try {
+			return { kind: "json", message: JSON.parse(text) };
+		} catch {
+			// fall through: the SDK answers its parse error
+		}
+	}
+	return {
+		kind: "raw",
+		request: new Request(request, { body: text }),
+	};
+}
+
+/** The body as text, or undefined past `maxBytes` (a chunked body has no declared size). */
+async function readLimited(
+	request: Request,
+	maxBytes: number,
+): Promise<string | undefined> {
+	if (request.body === null) return "";
+	if (request.headers.has("content-length")) return request.text();
+	const reader = request.body.getReader();
+	const decoder = new TextDecoder();
+	let received = 0;
+	let text = "";
+	try {
+		for (;;) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			received += value.byteLength;
+			if (received > maxBytes) return undefined;
+			text += decoder.decode(value, { stream: true });
+		}
+	} finally {
+		reader.releaseLock();
+	}
+	return text + decoder.decode();
+}

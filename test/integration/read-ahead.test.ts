@@ -1,0 +1,148 @@
+/**
+ * POST /mcp bodies are read once: the initialize check, the `t3_thread` read-ahead and the SDK
+ * share one parse. The read-ahead starts the thread's GET when the request arrives and hands it
+ * to that call, so a settled thread costs one T3 read per call (counted on the simulator), in
+ * both protocol eras. Bodies that are not JSON keep the SDK's own answers.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/client";
+import {
+	callTool,
+	ERAS,
+	type Stack,
+	startStack,
+	until,
+} from "../helpers/stack.ts";
+
+let stack: Stack;
+const clients = new Map<string, Client>();
+
+beforeAll(async () => {
+	stack = await startStack();
+	for (const era of ERAS) clients.set(era, await stack.client({ era }));
+});
+afterAll(async () => {
+	await stack.stop();
+});
+
+const client = (era: string) => {
+	const c = clients.get(era);
+	if (!c) throw new Error(`no ${era} client`);
+	return c;
+};
+const threadGets = () =>
+	stack.sim().stats().requests["GET /api/orchestration/threads/:id"] ?? 0;
+
+async function settledThread(): Promise<string> {
+	const c = client("legacy");
+	const { data } = await callTool<{ thread_id: string }>(c, "t3_dispatch", {
+		machine: "demo",
+		project: "demo",
+		prompt: "say hello",
+	});
+	const waited = await callTool<{ outcome: string }>(c, "t3_wait", {
+		thread_id: data.thread_id,
+		timeout: 30,
+	});
+	expect(waited.data.outcome).toBe("completed");
+	// Settled and no longer followed: t3_thread reads it from T3, not from the thread stream.
+	const machine = stack.server.services.fleet.get("demo")?.machine;
+	await until(
+		() => machine?.followStats().followed === 0,
+		10_000,
+		"thread no longer followed",
+	);
+	return data.thread_id;
+}
+
+describe("t3_thread read-ahead", () => {
+	for (const era of ERAS) {
+		test(`${era}: a settled thread is read from T3 once per call, and shown in full`, async () => {
+			const threadId = await settledThread();
+			const before = threadGets();
+			for (let i = 0; i < 3; i++) {
+				const { isError, data } = await callTool<{
+					thread_id: string;
+					status: string;
+					runs: { messages: { role: string; text: string }[] }[];
+				}>(client(era), "t3_thread", { thread_id: threadId });
+				expect(isError).toBe(false);
+				expect(data.thread_id).toBe(threadId);
+				expect(data.status).toBe("completed");
+				expect(data.runs[0]?.messages.map((m) => m.role)).toEqual([
+					"user",
+					"assistant",
+				]);
+			}
+			expect(threadGets() - before).toBe(3);
+		});
+	}
+
+	test("a call its arguments fail still answers with the argument's error", async () => {
+		const threadId = await settledThread();
+		const { isError, text } = await callTool(client("legacy"), "t3_thread", {
+			thread_id: threadId,
+			turns: "many",
+		});
+		expect(isError).toBe(true);
+		expect(text).toContain("turns");
+	});
+
+	test("a T3 failure of the early read is the call's error, naming the machine", async () => {
+		const threadId = await settledThread();
+		const sim = stack.sim();
+		sim.revokeToken(sim.token);
+		try {
+			const { isError, text } = await callTool(client("legacy"), "t3_thread", {
+				thread_id: threadId,
+			});
+			expect(isError).toBe(true);
+			expect(text).toContain("401");
+			expect(text).not.toContain(sim.token);
+		} finally {
+			sim.restoreToken(sim.token);
+		}
+	});
+});
+
+describe("POST /mcp bodies", () => {
+	const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+		fetch(`${stack.server.url}/mcp`, {
+			method: "POST",
+			headers: {
+				"content-type": "application/json",
+				accept: "application/json, text/event-stream",
+				"mcp-protocol-version": "2025-11-25",
+				...headers,
+			},
+			body,
+		});
+
+	test("a body that is not JSON gets the SDK's parse error", async () => {
+		const response = await post("{not json");
+		expect(response.status).toBe(400);
+		const body = (await response.json()) as { error: { code: number } };
+		expect(body.error.code).toBe(-32700);
+	});
+
+	test("a chunked body over 4 MiB is refused with 413, unread past the limit", async () => {
+		const chunk = new Uint8Array(1024 * 1024).fill(32);
+		let sent = 0;
+		const stream = new ReadableStream<Uint8Array>({
+			pull(controller) {
+				if (sent >= 5) return controller.close();
+				sent += 1;
+				controller.enqueue(chunk);
+			},
+		});
+		const response = await post(stream);
+		expect(response.status).toBe(413);
+		const body = (await response.json()) as { error: { message: string } };
+		expect(body.error.message).toContain("too large");
+	});
+
+	test("a declared size over 4 MiB is refused by the SDK without reading it", async () => {
+		const response = await post(" ".repeat(4 * 1024 * 1024 + 1));
+		expect(response.status).toBe(413);
+	});
+});
