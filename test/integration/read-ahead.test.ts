@@ -48,7 +48,7 @@ async function settledThread(): Promise<string> {
 	// Settled and no longer followed: t3_thread reads it from T3, not from the thread stream.
 	const machine = stack.server.services.fleet.get("demo")?.machine;
 	await until(
-		() => machine?.followStats().followed === 0,
+		() => machine?.followStats?.().followed === 0,
 		10_000,
 		"thread no longer followed",
 	);
