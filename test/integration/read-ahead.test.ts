@@ -106,7 +106,10 @@ describe("t3_thread read-ahead", () => {
 });
 
 describe("POST /mcp bodies", () => {
-	const post = (body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) =>
+	const post = (
+		body: string | ReadableStream<Uint8Array>,
+		headers: Record<string, string> = {},
+	) =>
 		fetch(`${stack.server.url}/mcp`, {
 			method: "POST",
 			headers: {
