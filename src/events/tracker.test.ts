@@ -3,7 +3,11 @@
  * (`rolled_back`) still map to their defined event, once, whatever replays the shell brings.
  */
 import { describe, expect, test } from "bun:test";
-import { fakeFleet } from "../../test/helpers/fake-machine.ts";
+import {
+	FAKE_PROJECT,
+	fakeFleet,
+	fakeFleetOf,
+} from "../../test/helpers/fake-machine.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { openDb } from "../store/db.ts";
 import { createDispatchStore } from "../store/dispatches.ts";
@@ -116,5 +120,78 @@ describe("a waiter woken by the same change answers before the commit", () => {
 		expect(outbox.forThread("t1").map((r) => r.type)).toEqual([
 			"thread.completed",
 		]);
+	});
+});
+
+describe("catch-up", () => {
+	test("threads as they were cost no record read or evaluation each; a changed one is evaluated", async () => {
+		const idle = (id: string): ThreadShell => ({
+			id,
+			projectId: "p1",
+			title: id,
+			latestRunId: null,
+			activeRunId: null,
+			status: "idle",
+			pendingRuntimeRequest: null,
+			latestVisibleMessage: null,
+		});
+		const shells = new Map(
+			Array.from({ length: 100 }, (_, i) => [`t${i}`, idle(`t${i}`)]),
+		);
+		const { fleet } = fakeFleetOf({
+			status: () => ({
+				state: "online",
+				reason: null,
+				serverVersion: "x",
+				lastEventAt: null,
+			}),
+			projects: () => [FAKE_PROJECT],
+			thread: (id: string) => shells.get(id),
+			getThread: async () => {
+				throw new Error("no read expected");
+			},
+		});
+		const db = openDb(":memory:");
+		const store = createThreadStore(db);
+		for (const id of shells.keys())
+			store.upsert({
+				threadId: id,
+				machine: "m",
+				projectId: "p1",
+				title: id,
+				origin: null,
+				watched: true,
+				now: 0,
+			});
+		let reads = 0;
+		const threads = {
+			...store,
+			get: (id: string) => {
+				reads += 1;
+				return store.get(id);
+			},
+		};
+		// One thread seen mid-run before the restart: its record differs from the shell.
+		store.observe(
+			"t7",
+			{ runId: "r0", status: "running", requestId: null, title: "t7" },
+			0,
+		);
+		const tracker = createTracker({
+			fleet,
+			db,
+			threads,
+			dispatches: createDispatchStore(db),
+			outbox: createOutbox(db),
+			metrics: createMetrics(),
+			log: silentLogger,
+			now: () => 0,
+			onEmitted: () => {},
+		});
+		tracker.start();
+		await tracker.idle();
+		tracker.stop();
+		// Only t7 was evaluated (its run went away since: its outcome is to be read).
+		expect(reads).toBe(1);
 	});
 });

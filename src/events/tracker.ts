@@ -62,6 +62,23 @@ export interface Tracker {
 	idle(): Promise<void>;
 }
 
+/** The shell shows nothing an evaluation would record or report for this thread. */
+function nothingToDo(record: ThreadRecord, shell: ThreadShell): boolean {
+	const requestId = shell.pendingRuntimeRequest?.id ?? null;
+	const changed =
+		shell.latestRunId !== record.last_run_id ||
+		shell.status !== record.last_status ||
+		requestId !== record.last_request_id;
+	if (!changed) return true;
+	const needsProjection =
+		TERMINAL_RUN_STATUSES.has(shell.status) ||
+		(requestId !== null && requestId !== record.last_request_id) ||
+		(record.last_run_id !== null && shell.latestRunId !== record.last_run_id);
+	// A busy run moving between busy statuses cannot produce an event: nothing to record.
+	// (Persisting every status change cost a synchronous commit per shell update.)
+	return !needsProjection;
+}
+
 export function createTracker(deps: TrackerDeps): Tracker {
 	const commits = deps.commits ?? createGroupCommit(deps.db);
 	const unsubscribes: (() => void)[] = [];
@@ -111,7 +128,16 @@ export function createTracker(deps: TrackerDeps): Tracker {
 	};
 
 	const checkMachine = (name: string) => {
-		for (const threadId of deps.threads.watchedOn(name)) check(threadId);
+		const machine = deps.fleet.get(name)?.machine;
+		const online = machine?.status().state === "online";
+		for (const record of deps.threads.watchedRecordsOn(name)) {
+			const id = record.thread_id;
+			// Thousands of threads as they were: what their evaluation would decide first, from
+			// the rows at hand instead of a record read and a promise per thread.
+			const shell = online ? machine?.thread(id) : undefined;
+			if (shell && !running.has(id) && nothingToDo(record, shell)) continue;
+			check(id);
+		}
 	};
 
 	return {
@@ -179,19 +205,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			await forgetIfGone(deps, entry, record);
 			return;
 		}
-		const requestId = shell.pendingRuntimeRequest?.id ?? null;
-		const changed =
-			shell.latestRunId !== record.last_run_id ||
-			shell.status !== record.last_status ||
-			requestId !== record.last_request_id;
-		if (!changed) return;
-		const needsProjection =
-			TERMINAL_RUN_STATUSES.has(shell.status) ||
-			(requestId !== null && requestId !== record.last_request_id) ||
-			(record.last_run_id !== null && shell.latestRunId !== record.last_run_id);
-		// A busy run moving between busy statuses cannot produce an event: nothing to record.
-		// (Persisting every status change cost a synchronous commit per shell update.)
-		if (!needsProjection) return;
+		if (nothingToDo(record, shell)) return;
 		const { projection } = await entry.machine.getThread(threadId);
 		// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
 		if (projection.thread.deletedAt) {

@@ -101,6 +101,9 @@ export function createThreadStore(
 				.all({ machine })
 				.filter(perProject(visible))
 				.map((r) => r.thread_id),
+		/** The records of the watched threads on one machine not hidden. */
+		watchedRecordsOn: (machine: string): ThreadRecord[] =>
+			watchedOn.all({ machine }).filter(perProject(visible)),
 		/** A record exists but its project is hidden now (an unknown thread is not hidden). */
 		isHidden: (id: string): boolean => {
 			const record = get.get({ id });
