@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import type { ShellChange } from "../t3/machine-api.ts";
 import type { ThreadShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
-import { listThreads, threadState } from "./list.ts";
+import { listThreads } from "./list.ts";
+import { threadState } from "./thread-state.ts";
 
 const shell = (patch: Partial<ThreadShell>): ThreadShell => ({
 	id: "t",
@@ -61,6 +62,7 @@ function fakeDeps(
 					{ id: "h", title: "hidden", workspaceRoot: "/srv/hidden" },
 				],
 				threads: () => [...held.values()],
+				thread: (id: string) => held.get(id),
 				async archivedThreads() {
 					const a = archived[name] ?? [];
 					if (a instanceof Error) throw a;
@@ -94,7 +96,24 @@ function fakeDeps(
 			previous: undefined,
 		});
 	};
-	return { deps, update };
+	/** Removes a thread from a machine and tells the listing. */
+	const remove = (machine: string, threadId: string) => {
+		entries.find((e) => e.config.name === machine)?.held.delete(threadId);
+		listeners.get(machine)?.({
+			kind: "thread.removed",
+			threadId,
+			sequence: 1,
+			previous: undefined,
+		});
+	};
+	/** Replaces a machine's whole shell, as a snapshot after a reconnect does. */
+	const snapshot = (machine: string, threads: ThreadShell[]) => {
+		const entry = entries.find((e) => e.config.name === machine);
+		entry?.held.clear();
+		for (const t of threads) entry?.held.set(t.id, t);
+		listeners.get(machine)?.({ kind: "snapshot", sequence: 1 });
+	};
+	return { deps, update, remove, snapshot };
 }
 
 const at = (minute: number) =>
@@ -207,78 +226,158 @@ describe("listThreads against a plain filter-and-sort", () => {
 	}
 	const words = ["Parser", "fix", "ΣΊΣΥΦΟΣ", "lexer", "\u0000", "a\nb", "bug"];
 	const statuses = ["idle", "running", "failed", "queued", "completed"];
+	const states = ["all", "attention", "active", "settled"] as const;
+	const queries = [undefined, "parser", "σ", "\u0000", "a\nb", "!", "zz"];
+
+	function generator(seed: number) {
+		const next = random(seed);
+		const pick = <T>(xs: readonly T[]) =>
+			xs[Math.floor(next() * xs.length)] as T;
+		const thread = (id: string) =>
+			shell({
+				id,
+				projectId: next() < 0.2 ? "h" : "p",
+				title: `${pick(words)} ${pick(words)}`,
+				latestVisibleMessage:
+					next() < 0.5 ? { text: `${pick(words)}!`, role: "assistant" } : null,
+				status: pick(statuses),
+				pendingRuntimeRequest:
+					next() < 0.1 ? { id: "r", kind: "user_input" } : null,
+				deletedAt: next() < 0.05 ? at(0) : null,
+				// Few distinct times: many ties, ordered by id.
+				updatedAt: at(Math.floor(next() * 20)),
+			} as Partial<ThreadShell>);
+		return { next, pick, thread };
+	}
+
+	function expectedIds(
+		all: ThreadShell[],
+		state: (typeof states)[number],
+		query: string | undefined,
+	): string[] {
+		return all
+			.filter(
+				(t) =>
+					t.projectId === "p" &&
+					!t.deletedAt &&
+					(state === "all" || threadState(t) === state) &&
+					(query === undefined ||
+						`${t.title}\n${t.latestVisibleMessage?.text ?? ""}`
+							.toLowerCase()
+							.includes(query)),
+			)
+			.sort((x, y) =>
+				x.updatedAt === y.updatedAt
+					? x.id < y.id
+						? -1
+						: 1
+					: (x.updatedAt ?? "") < (y.updatedAt ?? "")
+						? 1
+						: -1,
+			)
+			.map((t) => t.id);
+	}
+
+	/** Every page in turn, with page sizes from `next`. */
+	async function pageThrough(
+		deps: ThreadDeps,
+		next: () => number,
+		state: (typeof states)[number],
+		query: string | undefined,
+	): Promise<string[]> {
+		const seen: string[] = [];
+		let cursor: string | undefined;
+		for (;;) {
+			const limit = 1 + Math.floor(next() * 12);
+			const page = await listThreads(deps, { state, query, limit, cursor });
+			expect(page.threads.length).toBeLessThanOrEqual(limit);
+			seen.push(...page.threads.map((t) => t.thread_id));
+			if (!page.next_cursor) break;
+			cursor = page.next_cursor;
+		}
+		return seen;
+	}
 
 	test("every filter, page size and cursor gives the same rows in the same order", async () => {
-		const next = random(7);
-		const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] as T;
+		const { next, pick, thread } = generator(7);
 		const threads: Record<string, ThreadShell[]> = { a: [], b: [], c: [] };
-		for (let i = 0; i < 150; i++) {
+		for (let i = 0; i < 150; i++)
 			(threads[pick(["a", "b", "c"])] as ThreadShell[]).push(
-				shell({
-					id: `t${String(i).padStart(3, "0")}`,
-					projectId: next() < 0.2 ? "h" : "p",
-					title: `${pick(words)} ${pick(words)}`,
-					latestVisibleMessage:
-						next() < 0.5
-							? { text: `${pick(words)}!`, role: "assistant" }
-							: null,
-					status: pick(statuses),
-					pendingRuntimeRequest:
-						next() < 0.1 ? { id: "r", kind: "user_input" } : null,
-					deletedAt: next() < 0.05 ? at(0) : null,
-					// Few distinct times: many ties, ordered by id.
-					updatedAt: at(Math.floor(next() * 20)),
-				} as Partial<ThreadShell>),
+				thread(`t${String(i).padStart(3, "0")}`),
 			);
-		}
 		const { deps } = fakeDeps(threads);
 		const all = Object.values(threads).flat();
-		for (const state of ["all", "attention", "active", "settled"] as const)
-			for (const query of [
-				undefined,
-				"parser",
-				"σ",
-				"\u0000",
-				"a\nb",
-				"!",
-				"zz",
-			]) {
-				const expected = all
-					.filter(
-						(t) =>
-							t.projectId === "p" &&
-							!t.deletedAt &&
-							(state === "all" || threadState(t) === state) &&
-							(query === undefined ||
-								`${t.title}\n${t.latestVisibleMessage?.text ?? ""}`
-									.toLowerCase()
-									.includes(query)),
-					)
-					.sort((x, y) =>
-						x.updatedAt === y.updatedAt
-							? x.id < y.id
-								? -1
-								: 1
-							: (x.updatedAt ?? "") < (y.updatedAt ?? "")
-								? 1
-								: -1,
-					)
-					.map((t) => t.id);
-				const seen: string[] = [];
-				let cursor: string | undefined;
-				for (;;) {
-					const limit = 1 + Math.floor(next() * 12);
-					const page = await listThreads(deps, { state, query, limit, cursor });
-					expect(page.threads.length).toBeLessThanOrEqual(limit);
-					seen.push(...page.threads.map((t) => t.thread_id));
-					if (!page.next_cursor) break;
-					cursor = page.next_cursor;
-				}
-				expect({ state, query, ids: seen }).toEqual({
+		for (const state of states)
+			for (const query of queries)
+				expect({
 					state,
 					query,
-					ids: expected,
-				});
+					ids: await pageThrough(deps, next, state, query),
+				}).toEqual({ state, query, ids: expectedIds(all, state, query) });
+	});
+
+	test("still so after shell changes: updates, new threads, removals and snapshots", async () => {
+		const { next, pick, thread } = generator(11);
+		const held: Record<string, Map<string, ThreadShell>> = {
+			a: new Map(),
+			b: new Map(),
+			c: new Map(),
+		};
+		let made = 0;
+		const newId = () => `t${String(made++).padStart(4, "0")}`;
+		for (let i = 0; i < 90; i++) {
+			const t = thread(newId());
+			held[pick(["a", "b", "c"])]?.set(t.id, t);
+		}
+		const { deps, update, remove, snapshot } = fakeDeps(
+			Object.fromEntries(
+				Object.entries(held).map(([m, map]) => [m, [...map.values()]]),
+			),
+		);
+		for (let round = 0; round < 40; round++) {
+			// From one change to many (past the point where the whole list is read again).
+			const changes = round % 10 === 9 ? 40 : 1 + Math.floor(next() * 4);
+			for (let c = 0; c < changes; c++) {
+				const machine = pick(["a", "b", "c"]);
+				const map = held[machine] as Map<string, ThreadShell>;
+				const ids = [...map.keys()];
+				const roll = next();
+				if (roll < 0.5 && ids.length) {
+					const t = thread(pick(ids));
+					map.set(t.id, t);
+					update(machine, t);
+				} else if (roll < 0.75) {
+					const t = thread(newId());
+					map.set(t.id, t);
+					update(machine, t);
+				} else if (roll < 0.95 && ids.length) {
+					const id = pick(ids);
+					map.delete(id);
+					remove(machine, id);
+				} else {
+					map.clear();
+					for (let i = 0; i < 20; i++) {
+						const t = thread(newId());
+						map.set(t.id, t);
+					}
+					snapshot(machine, [...map.values()]);
+				}
 			}
+			const all = Object.values(held).flatMap((m) => [...m.values()]);
+			// A few filters each round, so states and search texts are made and then kept.
+			for (const state of [pick(states), "all" as const])
+				for (const query of [pick(queries), "!"])
+					expect({
+						round,
+						state,
+						query,
+						ids: await pageThrough(deps, next, state, query),
+					}).toEqual({
+						round,
+						state,
+						query,
+						ids: expectedIds(all, state, query),
+					});
+		}
 	});
 });

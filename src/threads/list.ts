@@ -5,19 +5,26 @@
  * cursor carries the last row's sort key and a fingerprint of the filters it was made for.
  */
 import type { FleetMachine } from "../fleet/fleet.ts";
-import type { Machine, MachineStatus } from "../t3/machine-api.ts";
-import {
-	BUSY_RUN_STATUSES,
-	type ProjectShell,
-	type ThreadShell,
-} from "../t3/model.ts";
+import type { MachineStatus } from "../t3/machine-api.ts";
+import type { ProjectShell, ThreadShell } from "../t3/model.ts";
 import { redact } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
 import { type ProjectRef, projectRef } from "./shapes.ts";
+import {
+	buildListing,
+	compareThreads,
+	type Haystack,
+	inState,
+	type Listing,
+	machineListing,
+	SEPARATOR,
+	search,
+} from "./thread-index.ts";
+import { pendingOf, type ThreadState, threadState } from "./thread-state.ts";
 
-export type ThreadState = "attention" | "active" | "settled";
+export { type ThreadState, threadState };
 export const STATE_FILTERS = ["active", "attention", "settled", "all"] as const;
 export type StateFilter = (typeof STATE_FILTERS)[number];
 
@@ -50,22 +57,6 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 const CONNECT_WAIT_MS = 5_000;
 
-/** `pendingRuntimeRequest.kind` → the contract's `pending` (PROTOCOL.md §7.4). */
-function pendingOf(thread: ThreadShell): "question" | "approval" | null {
-	const kind = thread.pendingRuntimeRequest?.kind;
-	if (!kind || kind === "auth_refresh") return null;
-	return kind === "user_input" ? "question" : "approval";
-}
-
-/** Exactly one state per thread, in CONTRACT.md's order of precedence. */
-export function threadState(thread: ThreadShell): ThreadState {
-	if (pendingOf(thread) !== null || thread.status === "failed")
-		return "attention";
-	if (thread.activeRunId !== null || BUSY_RUN_STATUSES.has(thread.status))
-		return "active";
-	return "settled";
-}
-
 /** The ordinal T3 writes into run ids (rows.ts); shown only as a convenience, null when absent. */
 function ordinalOf(runId: string): number | null {
 	const match = /:ordinal:(\d+)$/.exec(runId);
@@ -78,16 +69,9 @@ interface Candidate {
 	project: ProjectShell;
 }
 
-function compareThreads(a: ThreadShell, b: ThreadShell): number {
-	const at = a.updatedAt ?? "";
-	const bt = b.updatedAt ?? "";
-	if (at !== bt) return at < bt ? 1 : -1;
-	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
 /** Index of the first thread sorting strictly after the cursor position (binary search). */
 function firstAfter(list: Listing, at: string, id: string): number {
-	const { times, ids } = list.keys();
+	const { times, ids } = list;
 	let lo = 0;
 	let hi = times.length;
 	while (lo < hi) {
@@ -98,93 +82,6 @@ function firstAfter(list: Listing, at: string, id: string): number {
 		else lo = mid + 1;
 	}
 	return lo;
-}
-
-/** Title and latest message, lower-cased: what `query` is matched against. */
-const searchText = (thread: ThreadShell): string =>
-	`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
-
-/**
- * Between two threads' search texts in a machine's haystack. A query without it cannot match
- * across two threads, so one `indexOf` over the haystack finds the next matching thread.
- */
-const SEPARATOR = "\u0000";
-
-/** One machine's search texts, in list order, joined by SEPARATOR; `starts[i]` is where thread i's begins. */
-interface Haystack {
-	texts: string[];
-	text: string;
-	starts: Int32Array;
-}
-
-function haystack(threads: ThreadShell[]): Haystack {
-	const texts = threads.map(searchText);
-	const starts = new Int32Array(texts.length);
-	let at = 0;
-	texts.forEach((t, i) => {
-		starts[i] = at;
-		at += t.length + SEPARATOR.length;
-	});
-	return { texts, text: texts.join(SEPARATOR), starts };
-}
-
-/** One machine's threads in list order, with their states and search texts (made on first use). */
-interface Listing {
-	threads: ThreadShell[];
-	/** Sort keys as plain arrays: a cursor's position is a binary search over 50 machines. */
-	keys(): { times: string[]; ids: string[] };
-	states(): ThreadState[];
-	search(): Haystack;
-}
-
-function listing(threads: ThreadShell[]): Listing {
-	threads.sort(compareThreads);
-	let keys: { times: string[]; ids: string[] } | undefined;
-	let states: ThreadState[] | undefined;
-	let search: Haystack | undefined;
-	return {
-		threads,
-		keys: () => {
-			keys ??= {
-				times: threads.map((t) => t.updatedAt ?? ""),
-				ids: threads.map((t) => t.id),
-			};
-			return keys;
-		},
-		states: () => {
-			states ??= threads.map(threadState);
-			return states;
-		},
-		search: () => {
-			search ??= haystack(threads);
-			return search;
-		},
-	};
-}
-
-const sorted = new WeakMap<Machine, { dirty: boolean; listing: Listing }>();
-
-/**
- * A machine's active threads in list order, re-sorted (and their states and search texts
- * remade) only after its shell changed: a listing then reads about a page of threads in all,
- * and a search over 10 000 threads lower-cases none of them again.
- */
-function sortedThreads(machine: Machine): Listing {
-	let cache = sorted.get(machine);
-	if (!cache) {
-		const fresh = { dirty: true, listing: listing([]) };
-		machine.onChange((change) => {
-			if (change.kind !== "state" && change.kind !== "synchronized")
-				fresh.dirty = true;
-		});
-		sorted.set(machine, fresh);
-		cache = fresh;
-	}
-	if (cache.dirty) {
-		cache.dirty = false;
-		cache.listing = listing(machine.threads());
-	}
-	return cache.listing;
 }
 
 /** The filters every row must pass, besides its machine's projects. */
@@ -205,35 +102,65 @@ interface Source {
 	index: number;
 }
 
+/** Whether the thread at `i` may be listed at all: an allowed (and chosen) project, not deleted. */
+function shown(source: Source, i: number): boolean {
+	const thread = source.list.threads[i] as ThreadShell;
+	return source.projects.has(thread.projectId) && !thread.deletedAt;
+}
+
 /** Index of the first thread at or after `from` on this machine that passes every filter. */
 function nextMatch(source: Source, from: number, filter: RowFilter): number {
-	const { threads } = source.list;
-	const n = threads.length;
-	const states = filter.state === "all" ? undefined : source.list.states();
-	const query = filter.query;
-	const search = query === undefined ? undefined : source.list.search();
-	const scan = search !== undefined && query?.includes(SEPARATOR);
-	let i = from;
-	while (i < n) {
-		if (search !== undefined && query !== undefined) {
-			if (scan) {
-				while (i < n && !search.texts[i]?.includes(query)) i += 1;
-			} else {
-				const at = search.text.indexOf(query, search.starts[i]);
-				i = at < 0 ? n : lastAtOrBefore(search.starts, at);
-			}
-			if (i >= n) break;
-		}
-		const thread = threads[i] as ThreadShell;
-		if (
-			source.projects.has(thread.projectId) &&
-			!thread.deletedAt &&
-			(states === undefined || states[i] === filter.state)
+	const { list } = source;
+	const n = list.threads.length;
+	if (filter.query !== undefined) {
+		const haystack = search(list);
+		const states = filter.state === "all" ? undefined : list.states;
+		for (
+			let i = nextText(haystack, from, filter.query);
+			i < n;
+			i = nextText(haystack, i + 1, filter.query)
 		)
-			return i;
-		i += 1;
+			if (
+				shown(source, i) &&
+				(states === undefined || states[i] === filter.state)
+			)
+				return i;
+		return n;
 	}
+	if (filter.state !== "all") {
+		// Only the threads in that state: "what needs me?" skips the thousands settled.
+		const only = inState(list, filter.state);
+		for (let k = firstAtOrAfter(only, from); k < only.length; k += 1)
+			if (shown(source, only[k] as number)) return only[k] as number;
+		return n;
+	}
+	for (let i = from; i < n; i += 1) if (shown(source, i)) return i;
 	return n;
+}
+
+/** Index of the first thread at or after `from` whose search text holds `query` (or the count). */
+function nextText(search: Haystack, from: number, query: string): number {
+	const n = search.texts.length;
+	if (from >= n) return n;
+	if (query.includes(SEPARATOR)) {
+		let i = from;
+		while (i < n && !search.texts[i]?.includes(query)) i += 1;
+		return i;
+	}
+	const at = search.text.indexOf(query, search.starts[from]);
+	return at < 0 ? n : lastAtOrBefore(search.starts, at);
+}
+
+/** The first position in `sorted` whose value is at least `value`. */
+function firstAtOrAfter(sorted: Int32Array, value: number): number {
+	let lo = 0;
+	let hi = sorted.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if ((sorted[mid] as number) < value) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo;
 }
 
 /** The last index whose start is at or before `offset` (the thread whose text holds it). */
@@ -398,7 +325,7 @@ async function readArchived(
 	);
 	const out = new Map<FleetMachine, Listing>();
 	for (const { entry, threads, error } of read) {
-		if (threads) out.set(entry, listing(threads));
+		if (threads) out.set(entry, buildListing(threads));
 		else
 			unavailable.push({
 				machine: entry.config.name,
@@ -409,6 +336,12 @@ async function readArchived(
 	return out;
 }
 
+/** Per machine, its allowlisted projects by id, remade only when its project objects change. */
+const visibleById = new WeakMap<
+	FleetMachine,
+	{ from: ProjectShell[]; byId: Map<string, ProjectShell> }
+>();
+
 /** Allowlisted projects of a machine that match the `project` filter (id, title or path). */
 function projectsFor(
 	deps: ThreadDeps,
@@ -416,13 +349,24 @@ function projectsFor(
 	ref: string | undefined,
 ): Map<string, ProjectShell> {
 	const visible = deps.fleet.projects(entry);
-	const chosen =
-		ref === undefined
-			? visible
-			: visible.filter(
+	if (ref !== undefined)
+		return new Map(
+			visible
+				.filter(
 					(p) => p.id === ref || p.title === ref || p.workspaceRoot === ref,
-				);
-	return new Map(chosen.map((p) => [p.id, p]));
+				)
+				.map((p) => [p.id, p]),
+		);
+	const memo = visibleById.get(entry);
+	if (
+		memo &&
+		memo.from.length === visible.length &&
+		memo.from.every((p, i) => p === visible[i])
+	)
+		return memo.byId;
+	const byId = new Map(visible.map((p) => [p.id, p]));
+	visibleById.set(entry, { from: visible, byId });
+	return byId;
 }
 
 export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
@@ -448,7 +392,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		const projects = projectsFor(deps, entry, filters.project);
 		if (projects.size === 0) continue;
 		projectSeen = true;
-		const list = archived ? archived.get(entry) : sortedThreads(entry.machine);
+		const list = archived ? archived.get(entry) : machineListing(entry.machine);
 		if (!list) continue;
 		const source: Source = { entry, projects, list, index: 0 };
 		const from = position ? firstAfter(list, position.at, position.id) : 0;
