@@ -272,10 +272,12 @@ export function createMachine(
 				// Over the socket the snapshot would pin memory: Bun's WebSocket keeps its receive
 				// buffer as large as the largest message it took in (~1 KB per thread), per
 				// machine, for the socket's life. An HTTP body is freed once decoded.
-				const snapshot = await http.shell();
+				const snapshot = await readShell();
 				if (stale()) return;
-				status = { ...status, lastEventAt: now() };
-				applySnapshot(snapshot);
+				if (snapshot) {
+					status = { ...status, lastEventAt: now() };
+					applySnapshot(snapshot);
+				}
 			}
 			// Tickets are short-lived and may be single-use: a fresh one per connect (§2.4).
 			const { ticket } = await http.websocketTicket();
@@ -314,6 +316,26 @@ export function createMachine(
 				return;
 			}
 			dropConnection(t3.message);
+		}
+	}
+
+	/** The shell over HTTP; null when this server cannot serve it (the socket then sends it). */
+	async function readShell(): Promise<ShellSnapshot | null> {
+		try {
+			return await http.shell();
+		} catch (err) {
+			if (
+				err instanceof T3Error &&
+				(err.code === "NOT_FOUND" ||
+					err.code === "BAD_RESPONSE" ||
+					err.code === "SERVER_ERROR")
+			) {
+				log.debug("no shell over HTTP; the subscription will send it", {
+					error: err.message,
+				});
+				return null;
+			}
+			throw err;
 		}
 	}
 

@@ -560,6 +560,11 @@ function afterSync(frames: (requestId: string) => string[]): HostileOptions {
 	};
 }
 
+/** The shell came from the socket's snapshot (the HTTP read failed). */
+const socketShellSeen = async ({ thread }: T3Ctx) => {
+	await until(() => thread(THREAD_ID) !== undefined, 5_000, "shell thread");
+};
+
 const markerSeen = async ({ thread }: T3Ctx) => {
 	await until(() => thread(MARKER) !== undefined, 5_000, "marker thread");
 };
@@ -698,6 +703,35 @@ const T3_CASES: T3Case[] = [
 		name: "ticket response is not JSON",
 		hostile: { http: http("ticket", () => new Response("ticket=abc")) },
 		expect: { state: "offline", reason: /hostile.*did not answer JSON/ },
+	},
+	// --- HTTP: the shell (read before subscribing; the socket sends it when it cannot be read)
+	{
+		name: "shell route missing (404)",
+		hostile: {
+			http: http("shell", () => Response.json({}, { status: 404 })),
+		},
+		expect: { state: "online" },
+		after: socketShellSeen,
+	},
+	{
+		name: "shell is not JSON",
+		hostile: { http: http("shell", () => new Response("<html>shell</html>")) },
+		expect: { state: "online" },
+		after: socketShellSeen,
+	},
+	{
+		name: "shell fails with 500",
+		hostile: {
+			http: http("shell", () => new Response("kaput", { status: 500 })),
+		},
+		expect: { state: "online" },
+		after: socketShellSeen,
+	},
+	{
+		name: "shell is not an object",
+		hostile: { http: http("shell", () => Response.json([1, 2])) },
+		expect: { state: "online" },
+		after: socketShellSeen,
 	},
 	// --- The shell socket
 	{
