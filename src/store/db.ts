@@ -95,6 +95,8 @@ const MIGRATIONS: string[] = [
 	ALTER TABLE operations ADD COLUMN project_id TEXT;
 	ALTER TABLE operations ADD COLUMN project_title TEXT;
 	ALTER TABLE operations ADD COLUMN project_path TEXT;`,
+	// The delivery worker walks pending rows in due order (`due` in src/store/outbox.ts).
+	"CREATE INDEX IF NOT EXISTS events_due ON events(status, next_attempt_at, created_at);",
 ];
 
 export type Db = Database;
