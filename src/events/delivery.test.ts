@@ -76,6 +76,40 @@ afterEach(async () => {
 });
 
 describe("delivery", () => {
+	test("rows committed but not yet on disk are not sent until they are", async () => {
+		let synced: (() => void) | undefined;
+		let gate: Promise<void> | undefined = new Promise<void>((resolve) => {
+			synced = () => {
+				gate = undefined;
+				resolve();
+			};
+		});
+		worker = createDeliveryWorker(
+			{ url: receiver.url, token: "t", secret: TEST_SECRET, schedule: [5] },
+			{
+				outbox,
+				clock,
+				random: () => 0.5,
+				metrics: createMetrics(),
+				log: silentLogger,
+				commits: {
+					run: async (write) => write(),
+					unsynced: () => gate,
+					drained: async () => {},
+				},
+			},
+		);
+		worker.start();
+		emit("t1");
+		await worker.idle();
+		expect(receiver.attempts()).toBe(0);
+		synced?.();
+		await Promise.resolve();
+		await Promise.resolve();
+		await worker.idle();
+		expect(receiver.deliveries.map((d) => d.body.thread_id)).toEqual(["t1"]);
+	});
+
 	test("a hidden thread's events are held, not sent; released, they go in order", async () => {
 		const hidden = new Set(["secret"]);
 		start([5], undefined, (id) => hidden.has(id));

@@ -91,6 +91,8 @@ export function createDeliveryWorker(
 	const retentionMs = options.retentionMs ?? 7 * 24 * 3600_000;
 	const doFetch = deps.fetch ?? fetch;
 	const commits = deps.commits ?? immediateCommit;
+	/** A pump waits for the sync of committed rows. */
+	let gated = false;
 	const inFlight = new Map<string, Promise<void>>();
 	let cancelTimer: (() => void) | undefined;
 	let cancelCompaction: (() => void) | undefined;
@@ -117,6 +119,18 @@ export function createDeliveryWorker(
 
 	function pump() {
 		if (stopped || !options.url) return;
+		// Rows committed but not on disk yet are visible already: never sent before they are.
+		const unsynced = commits.unsynced();
+		if (unsynced) {
+			if (!gated) {
+				gated = true;
+				void unsynced.then(() => {
+					gated = false;
+					pump();
+				});
+			}
+			return;
+		}
 		if (pausedUntil > deps.clock.now()) {
 			schedule();
 			return;

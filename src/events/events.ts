@@ -9,7 +9,7 @@ import type { Fleet } from "../fleet/fleet.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
-import { createGroupCommit } from "../store/group-commit.ts";
+import { createGroupCommit, walSync } from "../store/group-commit.ts";
 import { createOutbox, type Outbox } from "../store/outbox.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
@@ -46,8 +46,9 @@ export interface EventsDeps {
 export function createEvents(deps: EventsDeps): Events {
 	const clock = deps.clock ?? systemClock;
 	const outbox = createOutbox(deps.db);
-	// Outbox rows and delivery marks of one turn share one commit (one fsync).
-	const commits = createGroupCommit(deps.db);
+	// Outbox rows and delivery marks of one turn share one commit, synced off the event loop.
+	const wal = walSync(deps.db);
+	const commits = createGroupCommit(deps.db, undefined, wal);
 	const delivery = createDeliveryWorker(
 		{
 			url: deps.settings.hookUrl,
@@ -110,6 +111,8 @@ export function createEvents(deps: EventsDeps): Events {
 			tracker.stop();
 			await tracker.idle();
 			await delivery.stop();
+			await commits.drained();
+			wal?.close();
 		},
 		replayDead() {
 			const count = outbox.replayDead(clock.now());

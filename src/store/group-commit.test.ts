@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, openDb } from "./db.ts";
-import { createGroupCommit } from "./group-commit.ts";
+import { createGroupCommit, walSync } from "./group-commit.ts";
 
 let dir: string;
 let db: Db;
@@ -97,5 +97,71 @@ describe("group commit", () => {
 		expect(seen).toEqual([NORMAL, FULL]);
 		expect(level()).toBe(FULL);
 		expect(committed()).toEqual(["mark", "row"]);
+	});
+
+	it("with a WAL to sync, commits without the fsync and settles after the sync, off the event loop; readers wait meanwhile", async () => {
+		const { insert, committed } = setup();
+		const syncs: { resolve: () => void; reject: (e: Error) => void }[] = [];
+		const flushes: (() => void)[] = [];
+		const commits = createGroupCommit(db, (flush) => flushes.push(flush), {
+			sync: () =>
+				new Promise<void>((resolve, reject) => syncs.push({ resolve, reject })),
+			close: () => {},
+		});
+		const level = () =>
+			(db.query("PRAGMA synchronous").get() as { synchronous: number })
+				.synchronous;
+		let settled = false;
+		const a = commits
+			.run(() => {
+				expect(level()).toBe(1); // NORMAL: no fsync inside the commit
+				return insert("a")();
+			})
+			.then(() => {
+				settled = true;
+			});
+		expect(commits.unsynced()).toBeUndefined();
+		flushes[0]?.();
+		// Committed (another connection sees it) but not synced: not settled, readers wait.
+		expect(committed()).toEqual(["a"]);
+		expect(level()).toBe(2);
+		expect(syncs).toHaveLength(1);
+		const gate = commits.unsynced();
+		expect(gate).toBeDefined();
+		await Promise.resolve();
+		expect(settled).toBe(false);
+		syncs[0]?.resolve();
+		await a;
+		await gate;
+		expect(commits.unsynced()).toBeUndefined();
+
+		// A failed sync rejects its writes and keeps readers waiting until a later sync succeeds.
+		const b = commits.run(insert("b"));
+		flushes[1]?.();
+		syncs[1]?.reject(new Error("EIO"));
+		await expect(b).rejects.toThrow("EIO");
+		const stillWaiting = commits.unsynced();
+		expect(stillWaiting).toBeDefined();
+		const c = commits.run(insert("c"));
+		flushes[2]?.();
+		syncs[2]?.resolve();
+		await c;
+		await stillWaiting;
+		expect(commits.unsynced()).toBeUndefined();
+		await commits.drained();
+	});
+
+	it("walSync syncs a file database's WAL and is absent for one in memory", async () => {
+		const { insert, committed } = setup();
+		const wal = walSync(db);
+		expect(wal).toBeDefined();
+		const commits = createGroupCommit(db, undefined, wal);
+		await commits.run(insert("a"));
+		expect(committed()).toEqual(["a"]);
+		await commits.drained();
+		wal?.close();
+		const memory = openDb(":memory:");
+		expect(walSync(memory)).toBeUndefined();
+		memory.close();
 	});
 });
