@@ -7,6 +7,7 @@ import {
 	FAKE_PROJECT,
 	fakeFleet,
 	fakeFleetOf,
+	onlineStatus,
 } from "../../test/helpers/fake-machine.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { openDb } from "../store/db.ts";
@@ -139,12 +140,7 @@ describe("catch-up", () => {
 			Array.from({ length: 100 }, (_, i) => [`t${i}`, idle(`t${i}`)]),
 		);
 		const { fleet } = fakeFleetOf({
-			status: () => ({
-				state: "online",
-				reason: null,
-				serverVersion: "x",
-				lastEventAt: null,
-			}),
+			status: () => onlineStatus("x"),
 			projects: () => [FAKE_PROJECT],
 			thread: (id: string) => shells.get(id),
 			getThread: async () => {

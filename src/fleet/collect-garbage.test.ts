@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { fakeFleetOf } from "../../test/helpers/fake-machine.ts";
+import { fakeFleetOf, onlineStatus } from "../../test/helpers/fake-machine.ts";
 import type { ShellChange } from "../t3/machine-api.ts";
 import { createManualClock } from "../util/clock.ts";
 import { collectDuringBursts } from "./collect-garbage.ts";
@@ -51,12 +51,7 @@ describe("collectDuringBursts", () => {
 		expect(collections()).toBe(1);
 		emit({
 			kind: "state",
-			status: {
-				state: "online",
-				reason: null,
-				serverVersion: null,
-				lastEventAt: null,
-			},
+			status: onlineStatus(),
 		});
 		emit({ kind: "config" });
 		clock.advance(5_000);

@@ -4,6 +4,7 @@
  * resumes after the last sequence, and the bound falls back visibly.
  */
 import { describe, expect, test } from "bun:test";
+import { onlineStatus } from "../../test/helpers/fake-machine.ts";
 import { silentLogger } from "../util/log.ts";
 import type { Machine, MachineStreamEnd, ShellChange } from "./machine-api.ts";
 import type { ThreadShell } from "./model.ts";
@@ -66,12 +67,7 @@ function setup(maxThreads = 256, behindMs = 250) {
 	const inner = {
 		name: "m",
 		url: "http://127.0.0.1:1",
-		status: () => ({
-			state: "online",
-			reason: null,
-			serverVersion: null,
-			lastEventAt: null,
-		}),
+		status: () => onlineStatus(),
 		projects: () => [],
 		threads: () => (current ? [current] : []),
 		thread: (id: string) => (id === "t1" ? current : undefined),

@@ -15,6 +15,7 @@ import { type ProjectRef, projectRef } from "./shapes.ts";
 import {
 	buildListing,
 	compareThreads,
+	firstAfter,
 	type Haystack,
 	inState,
 	type Listing,
@@ -67,21 +68,6 @@ interface Candidate {
 	entry: FleetMachine;
 	thread: ThreadShell;
 	project: ProjectShell;
-}
-
-/** Index of the first thread sorting strictly after the cursor position (binary search). */
-function firstAfter(list: Listing, at: string, id: string): number {
-	const { times, ids } = list;
-	let lo = 0;
-	let hi = times.length;
-	while (lo < hi) {
-		const mid = (lo + hi) >> 1;
-		const t = times[mid] as string;
-		// Strictly after (updatedAt desc, id asc).
-		if (t !== at ? t < at : (ids[mid] as string) > id) hi = mid;
-		else lo = mid + 1;
-	}
-	return lo;
 }
 
 /** The filters every row must pass, besides its machine's projects. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { fakeFleetOf } from "../../test/helpers/fake-machine.ts";
+import { fakeFleetOf, onlineStatus } from "../../test/helpers/fake-machine.ts";
 import { createModelCatalog } from "./model-catalog.ts";
 
 /** One machine whose `server.getConfig` answers are released by the test, one by one. */
@@ -31,12 +31,7 @@ describe("model catalog cache", () => {
 		expect((await second)[0]?.instanceId).toBe("b");
 		emit({
 			kind: "state",
-			status: {
-				state: "online",
-				reason: null,
-				serverVersion: null,
-				lastEventAt: null,
-			},
+			status: onlineStatus(),
 		});
 		void catalog.providers(entry);
 		expect(reads.length).toBe(3);

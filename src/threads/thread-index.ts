@@ -96,16 +96,18 @@ export function buildListing(threads: ThreadShell[]): Listing {
 	};
 }
 
-/** Index of the first thread sorting after `thread` (updatedAt desc, then id). */
-function insertionPoint(list: Listing, thread: ThreadShell): number {
-	const at = thread.updatedAt ?? "";
+/**
+ * Index of the first thread sorting strictly after position (`at`, `id`) in list order
+ * (updatedAt desc, then id asc): where a thread with that key goes, and where a cursor resumes.
+ */
+export function firstAfter(list: Listing, at: string, id: string): number {
 	const { times, ids } = list;
 	let lo = 0;
 	let hi = times.length;
 	while (lo < hi) {
 		const mid = (lo + hi) >> 1;
 		const t = times[mid] as string;
-		if (t !== at ? t < at : (ids[mid] as string) > thread.id) hi = mid;
+		if (t !== at ? t < at : (ids[mid] as string) > id) hi = mid;
 		else lo = mid + 1;
 	}
 	return lo;
@@ -133,7 +135,7 @@ export function applyChanges(
 		}
 		const thread = current(id);
 		if (!thread) continue;
-		const to = insertionPoint(list, thread);
+		const to = firstAfter(list, thread.updatedAt ?? "", thread.id);
 		threads.splice(to, 0, thread);
 		times.splice(to, 0, thread.updatedAt ?? "");
 		ids.splice(to, 0, thread.id);

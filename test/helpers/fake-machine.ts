@@ -3,12 +3,23 @@
  * thread and event logic without a network. `emit` plays a shell change to its listeners.
  */
 import { createFleet, type Fleet } from "../../src/fleet/fleet.ts";
-import type { Machine, ShellChange } from "../../src/t3/machine-api.ts";
+import type {
+	Machine,
+	MachineStatus,
+	ShellChange,
+} from "../../src/t3/machine-api.ts";
 import type {
 	ProjectShell,
 	ThreadProjection,
 	ThreadShell,
 } from "../../src/t3/model.ts";
+
+/** A machine status that says online (`serverVersion` as given). */
+export function onlineStatus(
+	serverVersion: string | null = null,
+): MachineStatus {
+	return { state: "online", reason: null, serverVersion, lastEventAt: null };
+}
 
 export const FAKE_PROJECT: ProjectShell = {
 	id: "p1",
@@ -22,12 +33,7 @@ export function fakeFleet(
 	projection: ThreadProjection,
 ): { fleet: Fleet; emit: (change: ShellChange) => void } {
 	return fakeFleetOf({
-		status: () => ({
-			state: "online",
-			reason: null,
-			serverVersion: "x",
-			lastEventAt: null,
-		}),
+		status: () => onlineStatus("x"),
 		projects: () => [FAKE_PROJECT],
 		threads: () => [shell],
 		thread: (id: string) => (id === shell.id ? shell : undefined),
