@@ -5,6 +5,7 @@
  */
 import type { SimContext } from "./context.ts";
 import type { Outcome } from "./engine.ts";
+import type { LoggedEvent } from "./store.ts";
 
 const REPLAY_BUDGET = 128;
 
@@ -29,11 +30,7 @@ export function openThreadStream(
 		if (after === undefined) return ctx.engine.getProjection(input.threadId);
 	} else {
 		const events =
-			after === undefined
-				? []
-				: store.events.filter(
-						(e) => e.threadId === thread.id && e.sequence > after,
-					);
+			after === undefined ? [] : eventsAfter(store.events, thread.id, after);
 		if (
 			after === undefined ||
 			after > store.head() ||
@@ -55,4 +52,29 @@ export function openThreadStream(
 		if (entry.threadId === input.threadId && entry.event)
 			push([{ kind: "event", sequence: entry.sequence, event: entry.event }]);
 	});
+}
+
+/**
+ * The thread's stored events after `after`. The log is in sequence order: the scan starts there
+ * (found by bisection) instead of at the beginning, as an indexed event store would, so a
+ * resume costs what happened since, not the whole history.
+ */
+function eventsAfter(
+	events: LoggedEvent[],
+	threadId: string,
+	after: number,
+): LoggedEvent[] {
+	let lo = 0;
+	let hi = events.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >>> 1;
+		if ((events[mid] as LoggedEvent).sequence <= after) lo = mid + 1;
+		else hi = mid;
+	}
+	const out: LoggedEvent[] = [];
+	for (let i = lo; i < events.length; i++) {
+		const e = events[i] as LoggedEvent;
+		if (e.threadId === threadId) out.push(e);
+	}
+	return out;
 }

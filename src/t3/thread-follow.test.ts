@@ -236,6 +236,35 @@ describe("thread following", () => {
 		expect(eager.gets()).toBe(1);
 	});
 
+	test("a thread followed again resumes after what it showed before, without a snapshot", async () => {
+		const t = setup(1);
+		const release = t.machine.follow?.("t1");
+		const first = t.streams[0] as FakeStream;
+		first.push(snapshot(10, [run("completed")]), { kind: "synchronized" });
+		release?.();
+		// Another thread takes the only slot: t1's stream closes, its view is kept.
+		const releaseOther = t.machine.follow?.("t2");
+		expect(first.cancelled).toBe(true);
+		releaseOther?.();
+		t.shellChange(shell("running", "r2"), 12);
+		t.machine.follow?.("t1");
+		const again = t.streams.at(-1) as FakeStream;
+		expect(again.payload).toEqual({
+			threadId: "t1",
+			requestCompletionMarker: true,
+			afterSequence: 10,
+		});
+		again.push(event(12, "run.created", run("running", 2)), {
+			kind: "synchronized",
+		});
+		const detail = await t.machine.getThread("t1");
+		expect(detail.projection.runs.map((r) => [r.id, r.status])).toEqual([
+			["r1", "completed"],
+			["r2", "running"],
+		]);
+		expect(t.gets()).toBe(0);
+	});
+
 	test("a dropped stream resumes after its last sequence once the machine is back", async () => {
 		const t = setup();
 		t.machine.follow?.("t1");

@@ -78,6 +78,11 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const catchUpMs = options.catchUpMs ?? 2_000;
 	const behindMs = options.behindMs ?? 250;
 	const followed = new Map<string, Followed>();
+	/** Views of threads no longer followed, newest last (at most `maxThreads`). */
+	const retired = new Map<
+		string,
+		{ view: FollowedProjection; lastSeq: number }
+	>();
 	/** The sequence of the latest shell update per thread, and of our latest command. */
 	const shellSeq = new Map<string, number>();
 	const commandSeq = new Map<string, number>();
@@ -245,7 +250,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		for (const wake of f.waiters.splice(0)) wake();
 	}
 
-	function close(f: Followed): void {
+	function close(f: Followed, keep = true): void {
 		wakeWaiters(f);
 		if (f.linger) clearTimeout(f.linger);
 		f.linger = undefined;
@@ -253,6 +258,16 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		f.stream = null;
 		stream?.cancel();
 		if (followed.get(f.threadId) === f) followed.delete(f.threadId);
+		// Kept for the next follow to resume from (only the events since, instead of a snapshot
+		// of the whole history, which under load grew with every run).
+		if (keep && f.view && f.complete && !f.failed) {
+			retired.delete(f.threadId);
+			retired.set(f.threadId, { view: f.view, lastSeq: f.lastSeq });
+			for (const oldest of retired.keys()) {
+				if (retired.size <= maxThreads) break;
+				retired.delete(oldest);
+			}
+		}
 	}
 
 	/**
@@ -286,15 +301,18 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				options.onFallback?.();
 				return () => {};
 			}
+			const kept = retired.get(threadId);
+			retired.delete(threadId);
 			f = {
 				threadId,
 				leases: 0,
 				stream: null,
 				live: false,
 				failed: false,
-				view: null,
-				complete: false,
-				lastSeq: 0,
+				// A view kept from the last follow: the stream resumes after its sequence.
+				view: kept?.view ?? null,
+				complete: kept !== undefined,
+				lastSeq: kept?.lastSeq ?? 0,
 				shellFloor: 0,
 				emitted: null,
 				linger: undefined,
@@ -335,7 +353,8 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				shellSeq.delete(change.threadId);
 				commandSeq.delete(change.threadId);
 				const f = followed.get(change.threadId);
-				if (f) close(f);
+				if (f) close(f, false);
+				retired.delete(change.threadId);
 				break;
 			}
 			case "synchronized":
@@ -368,7 +387,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		ready: (timeoutMs) => inner.ready(timeoutMs),
 		start: () => inner.start(),
 		async stop() {
-			for (const f of [...followed.values()]) close(f);
+			for (const f of [...followed.values()]) close(f, false);
 			await inner.stop();
 		},
 		async getThread(threadId) {
