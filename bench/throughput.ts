@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { RunOutcomeTimes } from "../src/sim/index.ts";
 import { config } from "./lib/config.ts";
 import { spawnReporting } from "./lib/fleet.ts";
-import { cpuSeconds } from "./lib/proc.ts";
+import { cpuSeconds, peakRssMb, rssMb } from "./lib/proc.ts";
 import { startTimedReceiver } from "./lib/receiver.ts";
 import type { SimRef } from "./lib/rpc.ts";
 import {
@@ -99,7 +99,12 @@ export async function benchThroughput(): Promise<{
 			{ method: "POST" },
 		);
 		const t0 = performance.now();
-		const pending: { t: number; pending: number; unacked: number }[] = [];
+		const pending: {
+			t: number;
+			pending: number;
+			unacked: number;
+			rssMb: number;
+		}[] = [];
 		let s = s0;
 		for (;;) {
 			await Bun.sleep(1000 - ((performance.now() - t0) % 1000));
@@ -109,6 +114,7 @@ export async function benchThroughput(): Promise<{
 				t: Math.round(performance.now() - t0),
 				pending: h.outbox.pending,
 				unacked: s.unacked,
+				rssMb: rssMb(server.pid),
 			});
 			if (!s.running && performance.now() - t0 >= config.throughputS * 1000)
 				break;
@@ -179,6 +185,15 @@ export async function benchThroughput(): Promise<{
 		const firstHalf = mean(pending.slice(0, half));
 		const secondHalf = mean(pending.slice(half));
 		const maxPending = Math.max(0, ...pending.map((p) => p.pending));
+		// RSS under load: a leak trends upward like a backlog does.
+		const meanRss = (xs: { rssMb: number }[]) =>
+			xs.reduce((sum, p) => sum + p.rssMb, 0) / Math.max(1, xs.length);
+		const rss = {
+			firstHalfMb: meanRss(pending.slice(0, half)),
+			secondHalfMb: meanRss(pending.slice(half)),
+			lastMb: pending.at(-1)?.rssMb ?? 0,
+			peakMb: peakRssMb(server.pid),
+		};
 		// A growing backlog trends upward without limit, raising the second half's mean; a
 		// one-second spike (a slow fsync on a shared disk) barely moves it.
 		const bounded =
@@ -202,6 +217,14 @@ export async function benchThroughput(): Promise<{
 					ratio: "-",
 					target: "bounded: 2nd half mean ≤ 2 × 1st + 5, max ≤ 1 s of runs",
 					pass: bounded,
+				},
+				{
+					figure: "5. load: connector RSS (1 s samples)",
+					value: `mean 1st half ${rss.firstHalfMb.toFixed(0)} MB, 2nd half ${rss.secondHalfMb.toFixed(0)} MB; last ${rss.lastMb.toFixed(0)} MB, peak ${rss.peakMb.toFixed(0)} MB`,
+					baseline: "-",
+					ratio: "-",
+					target: "reported",
+					pass: null,
 				},
 				{
 					figure: "5. load: event latency from the first outcome frame",
@@ -230,6 +253,7 @@ export async function benchThroughput(): Promise<{
 				via,
 				early,
 				pending,
+				rss,
 			},
 		};
 	} finally {

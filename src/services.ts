@@ -14,9 +14,10 @@ import { createOperationStore } from "./store/operations.ts";
 import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
+import { createKeptViews } from "./t3/kept-views.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
-import { followThreads } from "./t3/thread-follow.ts";
+import { followThreads, type KeptView } from "./t3/thread-follow.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
 import { createModelCatalog } from "./threads/model-catalog.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
@@ -75,6 +76,8 @@ export function createServices(
 				log,
 				pingTimeoutMs: config.server.pingTimeoutS * 1000,
 			}));
+	// One budget for the views every machine keeps after release (src/t3/kept-views.ts).
+	const keptViews = createKeptViews<KeptView>();
 	const fleet = createFleet(config.machines, (machine) => {
 		metrics.inc(
 			"t3code_mcp_follow_fallbacks_total",
@@ -83,6 +86,7 @@ export function createServices(
 		);
 		return followThreads(makeMachine(machine), {
 			log,
+			keptViews,
 			...(options.maxFollowedThreads !== undefined
 				? { maxThreads: options.maxFollowedThreads }
 				: {}),

@@ -71,6 +71,8 @@ export interface FollowedProjection {
 	projection(): ThreadProjection;
 	activity(): Activity;
 	thread(): ThreadShell;
+	/** How many rows it holds: what keeping it costs, roughly. */
+	rowCount(): number;
 }
 
 export function createFollowedProjection(
@@ -95,6 +97,12 @@ export function createFollowedProjection(
 		if (typeof item.requestId === "string") withItem.add(item.requestId);
 	let cached: ThreadProjection | null = null;
 	let cachedActivity: Activity | null = null;
+	// Only the snapshot's other fields are kept: its lists live on as `rows`, and its derived
+	// timeline (`visibleTurnItems`, often as large as the rest) is not kept current, so it is
+	// left out rather than served stale (the connector reads `turnItems`).
+	const others: Record<string, unknown> = { ...snapshot };
+	delete others.visibleTurnItems;
+	for (const name of COLLECTIONS) delete others[name];
 
 	const values = <T>(name: string) =>
 		[...(rows.get(name)?.values() ?? [])] as unknown as T[];
@@ -138,13 +146,10 @@ export function createFollowedProjection(
 		},
 		projection() {
 			if (cached) return cached;
-			// The snapshot's derived timeline (`visibleTurnItems`) is not kept current: left out
-			// rather than served stale (the connector reads `turnItems`).
-			const { visibleTurnItems: _, ...rest } = snapshot;
 			// The thread's activity as its current rows say, not as the snapshot or a
 			// `thread.*` event (an AppThread without the summary) left it.
 			const out: Record<string, unknown> = {
-				...rest,
+				...others,
 				thread: { ...thread, ...activity() },
 			};
 			for (const name of COLLECTIONS) out[name] = values(name);
@@ -154,6 +159,11 @@ export function createFollowedProjection(
 		},
 		activity,
 		thread: () => thread,
+		rowCount: () => {
+			let n = 0;
+			for (const list of rows.values()) n += list.size;
+			return n;
+		},
 	};
 }
 

@@ -20,6 +20,7 @@ import {
 	type FollowedProjection,
 	sameActivity,
 } from "./followed-projection.ts";
+import { createKeptViews, type KeptViews } from "./kept-views.ts";
 import type { Machine, ShellChange } from "./machine-api.ts";
 import type { ThreadShell } from "./model.ts";
 
@@ -39,6 +40,14 @@ export interface FollowOptions {
 	behindMs?: number;
 	/** A thread could not be followed (bound reached or its stream could not resume). */
 	onFallback?: () => void;
+	/** Views kept after release, shared by every machine (default: this machine's own). */
+	keptViews?: KeptViews<KeptView>;
+}
+
+/** A released thread's view and the sequence its stream had reached. */
+export interface KeptView {
+	view: FollowedProjection;
+	lastSeq: number;
 }
 
 interface Followed {
@@ -78,11 +87,9 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const catchUpMs = options.catchUpMs ?? 2_000;
 	const behindMs = options.behindMs ?? 250;
 	const followed = new Map<string, Followed>();
-	/** Views of threads no longer followed, newest last (at most `maxThreads`). */
-	const retired = new Map<
-		string,
-		{ view: FollowedProjection; lastSeq: number }
-	>();
+	/** Views of threads no longer followed, under a row budget (kept-views.ts). */
+	const kept = options.keptViews ?? createKeptViews<KeptView>();
+	const keyOf = (threadId: string) => `${inner.name}\u0000${threadId}`;
 	/** The sequence of the latest shell update per thread, and of our latest command. */
 	const shellSeq = new Map<string, number>();
 	const commandSeq = new Map<string, number>();
@@ -260,14 +267,12 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		if (followed.get(f.threadId) === f) followed.delete(f.threadId);
 		// Kept for the next follow to resume from (only the events since, instead of a snapshot
 		// of the whole history, which under load grew with every run).
-		if (keep && f.view && f.complete && !f.failed) {
-			retired.delete(f.threadId);
-			retired.set(f.threadId, { view: f.view, lastSeq: f.lastSeq });
-			for (const oldest of retired.keys()) {
-				if (retired.size <= maxThreads) break;
-				retired.delete(oldest);
-			}
-		}
+		if (keep && f.view && f.complete && !f.failed)
+			kept.keep(
+				keyOf(f.threadId),
+				{ view: f.view, lastSeq: f.lastSeq },
+				f.view.rowCount(),
+			);
 	}
 
 	/**
@@ -301,8 +306,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				options.onFallback?.();
 				return () => {};
 			}
-			const kept = retired.get(threadId);
-			retired.delete(threadId);
+			const resumable = kept.take(keyOf(threadId));
 			f = {
 				threadId,
 				leases: 0,
@@ -310,9 +314,9 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				live: false,
 				failed: false,
 				// A view kept from the last follow: the stream resumes after its sequence.
-				view: kept?.view ?? null,
-				complete: kept !== undefined,
-				lastSeq: kept?.lastSeq ?? 0,
+				view: resumable?.view ?? null,
+				complete: resumable !== undefined,
+				lastSeq: resumable?.lastSeq ?? 0,
 				shellFloor: 0,
 				emitted: null,
 				linger: undefined,
@@ -354,7 +358,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				commandSeq.delete(change.threadId);
 				const f = followed.get(change.threadId);
 				if (f) close(f, false);
-				retired.delete(change.threadId);
+				kept.drop(keyOf(change.threadId));
 				break;
 			}
 			case "synchronized":

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "bun:test";
+import { createKeptViews } from "./kept-views.ts";
+
+describe("kept views", () => {
+	test("a kept view is taken once", () => {
+		const kept = createKeptViews<string>(100, 50);
+		kept.keep("m\u0000t1", "view 1", 10);
+		expect(kept.take("m\u0000t1")).toBe("view 1");
+		expect(kept.take("m\u0000t1")).toBeUndefined();
+		expect(kept.stats()).toEqual({ views: 0, rows: 0 });
+	});
+
+	test("past the row budget the oldest views go first, whichever machine kept them", () => {
+		const kept = createKeptViews<string>(100, 50);
+		kept.keep("a\u0000t1", "a1", 40);
+		kept.keep("b\u0000t1", "b1", 40);
+		kept.keep("a\u0000t2", "a2", 40);
+		expect(kept.stats()).toEqual({ views: 2, rows: 80 });
+		expect(kept.take("a\u0000t1")).toBeUndefined();
+		expect(kept.take("b\u0000t1")).toBe("b1");
+		expect(kept.take("a\u0000t2")).toBe("a2");
+	});
+
+	test("a view over the per-view share is not kept, and replaces nothing but its own", () => {
+		const kept = createKeptViews<string>(100, 50);
+		kept.keep("m\u0000t1", "small", 10);
+		kept.keep("m\u0000t2", "long thread", 51);
+		expect(kept.take("m\u0000t2")).toBeUndefined();
+		expect(kept.stats()).toEqual({ views: 1, rows: 10 });
+		// Kept again under the same key: the older version is gone, and so is its count.
+		kept.keep("m\u0000t1", "grown", 60);
+		expect(kept.stats()).toEqual({ views: 0, rows: 0 });
+	});
+
+	test("dropping a key frees its rows", () => {
+		const kept = createKeptViews<string>(100, 50);
+		kept.keep("m\u0000t1", "v", 30);
+		kept.drop("m\u0000t1");
+		kept.drop("m\u0000absent");
+		expect(kept.stats()).toEqual({ views: 0, rows: 0 });
+	});
+});
