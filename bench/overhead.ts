@@ -3,12 +3,14 @@
  * the same server (`t3_machines`, memory only) plus the same thread read straight from the
  * simulator over HTTP. Samples are interleaved so drift hits all three alike. Two threads: a
  * settled one (not followed: `t3_thread` GETs it), and one with a run going, which the
- * connector follows on its thread stream and serves from memory (its own row).
+ * connector follows on its thread stream and serves from memory (its own row). The simulator runs
+ * in its own process, as a T3 server does: the direct GET then crosses processes like the
+ * connector's own GET, instead of being answered inside the process that asks.
  */
 import { config } from "./lib/config.ts";
+import { startFleet } from "./lib/fleet.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
 import { allOnline, metric, startBinary, until } from "./lib/server.ts";
-import { startSims } from "./lib/sims.ts";
 import { fmtSummary, summarize } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
 
@@ -22,10 +24,10 @@ export async function benchOverhead(): Promise<{
 	rows: Row[];
 	raw: Record<string, unknown>;
 }> {
-	const group = await startSims(1, { stepMs: 1 });
-	const server = await startBinary({ machines: group.refs });
+	const fleet = await startFleet(1, 0);
+	const server = await startBinary({ machines: fleet.machines });
 	const client = await connectMcp(server.mcpUrl);
-	const sim = group.refs[0] as (typeof group.refs)[0];
+	const sim = fleet.machines[0] as (typeof fleet.machines)[0];
 	try {
 		await until(() => allOnline(server.url), 10_000, "machine online");
 		const { thread_id } = await call<{ thread_id: string }>(
@@ -80,7 +82,6 @@ export async function benchOverhead(): Promise<{
 		for (let i = 0; i < config.overheadSamples; i++)
 			for (const [name, step] of Object.entries(steps))
 				samples[name as keyof typeof steps].push(await timed(step));
-		group.sims[0]?.finishRun(held.thread_id);
 		const t = summarize(samples.thread);
 		const f = summarize(samples.followed);
 		const n = summarize(samples.noop);
@@ -122,6 +123,6 @@ export async function benchOverhead(): Promise<{
 	} finally {
 		await client.close().catch(() => {});
 		await server.stop();
-		await group.stop();
+		await fleet.stop(); // ends the held run too
 	}
 }
