@@ -3,7 +3,8 @@
  * question, approval, hold) into messages, turn items, nodes and runtime requests, shaped like
  * the real engine's rows (captures-v2 ws-question / ws-approval / ws-stream-enabled).
  */
-import type { AgentIO, RuntimeResponse } from "./agent.ts";
+import type { AgentIO, RuntimeResponse, ToolOutcome } from "./agent.ts";
+import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
 import {
 	assistantMessageIdFor,
 	nativeRef,
@@ -24,6 +25,8 @@ import {
 } from "./run-rows.ts";
 import { Cancelled } from "./scheduler.ts";
 import { editFile } from "./workspace.ts";
+
+const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
 
 export function agentIO(
 	kit: RunKit,
@@ -151,6 +154,19 @@ export function agentIO(
 		h.pending = null;
 		return response;
 	}
+	const approve = (requestKind: string, prompt: string) =>
+		request(requestKind, { type: "approval_request", requestKind, prompt });
+	/** Asks first when the thread's mode wants it (read at the call: a mode set mid-run counts). */
+	async function gate(
+		kind: ApprovalKind,
+		prompt: string,
+	): Promise<ToolOutcome> {
+		if (!asksApproval(h.thread.app.runtimeMode, kind)) return "run";
+		const { decision } = await approve(kind, prompt);
+		const accepted = decision !== undefined && APPROVED.has(decision);
+		await step();
+		return accepted ? "approved" : "declined";
+	}
 	return {
 		prompt: h.prompt,
 		step,
@@ -184,7 +200,12 @@ export function agentIO(
 			}
 			upsertAssistant(ids, text, false, item);
 		},
-		async command(input, exitCode = 0) {
+		async command(input, options = {}) {
+			const outcome = await gate(
+				"command",
+				options.reason ?? `sim agent wants to run ${input}`,
+			);
+			if (outcome === "declined") return outcome;
 			const nativeId = `call_${newId()}`;
 			const item = addItem(kit, h, {
 				id: providerItemIdFor(h.instanceId, nativeId),
@@ -198,11 +219,17 @@ export function agentIO(
 			await step();
 			updateItem(kit, h, item, {
 				status: "completed",
-				exitCode,
+				exitCode: options.exitCode ?? 0,
 				completedAt: nowIso(),
 			});
+			return outcome;
 		},
 		async fileChange(fileName, additions, deletions) {
+			const outcome = await gate(
+				"file-change",
+				`sim agent wants to edit ${fileName}`,
+			);
+			if (outcome === "declined") return outcome;
 			const nativeId = `call_${newId()}`;
 			addItem(kit, h, {
 				id: providerItemIdFor(h.instanceId, nativeId),
@@ -221,6 +248,7 @@ export function agentIO(
 				h.run.ordinal as number,
 			);
 			h.files.push({ path: fileName, kind, additions, deletions });
+			return outcome;
 		},
 		ask: (questions, options) =>
 			options?.dismissable
@@ -230,8 +258,7 @@ export function agentIO(
 						true,
 					)
 				: request("user_input", { type: "user_input_request", questions }),
-		approve: (requestKind, prompt) =>
-			request(requestKind, { type: "approval_request", requestKind, prompt }),
+		approve,
 		steered: () => [...h.steers],
 		hold() {
 			if (h.finishRequested) return Promise.resolve();

@@ -19,12 +19,20 @@ export interface AgentIO {
 	say(text: string): Promise<void>;
 	/** An assistant message streamed as accumulated whole-row upserts, then final. */
 	stream(parts: string[]): Promise<void>;
-	command(input: string, exitCode?: number): Promise<void>;
+	/**
+	 * Runs a command, first asking for approval when the thread's runtime mode wants it
+	 * (approval-policy.ts): "run" (nobody was asked), "approved", or "declined" (not run).
+	 */
+	command(
+		input: string,
+		options?: { exitCode?: number; reason?: string },
+	): Promise<ToolOutcome>;
+	/** Edits a file in the workspace, asking first the same way (`file-change`). */
 	fileChange(
 		fileName: string,
 		additions: number,
 		deletions: number,
-	): Promise<void>;
+	): Promise<ToolOutcome>;
 	/**
 	 * A question. `dismissable`: asked as a message-mode request (`responseCapability: {type:
 	 * "message"}`), the only kind `thread.user-input.dismiss` accepts (PROTOCOL.md §6.6).
@@ -33,12 +41,15 @@ export interface AgentIO {
 		questions: unknown[],
 		options?: { dismissable?: boolean },
 	): Promise<RuntimeResponse>;
+	/** An approval request of any kind; `command`/`fileChange` use it when the mode asks. */
 	approve(requestKind: string, prompt: string): Promise<RuntimeResponse>;
 	/** Hold the turn open until interrupted or released by `finishRun`. */
 	hold(): Promise<void>;
 	/** Messages steered into this run so far. */
 	steered(): string[];
 }
+
+export type ToolOutcome = "run" | "approved" | "declined";
 
 export type AgentScript = (io: AgentIO) => Promise<void>;
 
@@ -94,7 +105,8 @@ export const FINISH_QUESTION = {
 	required: false,
 };
 
-const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
+/** Codex's `reason` for `ls`, which T3 shows as the approval's `prompt` (ws-approval.jsonl). */
+const LIST_FILES = "sim agent wants to list files";
 
 function answerText(answers: Record<string, unknown> | undefined): string {
 	const value = Object.values(answers ?? {})[0];
@@ -143,32 +155,35 @@ export function pickScript(prompt: string): AgentScript {
 	if (text.includes("approve") || text.includes("run a command")) {
 		return async (io) => {
 			await io.step();
-			const response = await io.approve(
-				"command",
-				"sim agent wants to list files",
+			const outcome = await io.command("ls", { reason: LIST_FILES });
+			await io.say(
+				outcome === "approved"
+					? "Command approved and run."
+					: outcome === "declined"
+						? "Command declined."
+						: "Command run.",
 			);
-			await io.step();
-			if (response.decision !== undefined && APPROVED.has(response.decision)) {
-				await io.command("ls");
-				await io.say("Command approved and run.");
-			} else {
-				await io.say("Command declined.");
-			}
 		};
 	}
 	// Real file changes in the sim's in-memory workspace, so diffs have content (workspace.ts).
 	if (text.includes("big edit")) {
 		return async (io) => {
 			await io.step();
-			await io.fileChange("data/big.txt", 2500, 0);
-			await io.say("Wrote data/big.txt (2500 lines).");
+			const outcome = await io.fileChange("data/big.txt", 2500, 0);
+			await io.say(
+				outcome === "declined"
+					? "Edit declined."
+					: "Wrote data/big.txt (2500 lines).",
+			);
 		};
 	}
 	if (text.includes("edit a file")) {
 		return async (io) => {
 			await io.step();
-			await io.fileChange("src/app.ts", 3, 1);
-			await io.say("Edited src/app.ts.");
+			const outcome = await io.fileChange("src/app.ts", 3, 1);
+			await io.say(
+				outcome === "declined" ? "Edit declined." : "Edited src/app.ts.",
+			);
 		};
 	}
 	if (text.includes("long task")) {
@@ -200,7 +215,7 @@ export function pickScript(prompt: string): AgentScript {
 	}
 	return async (io) => {
 		await io.step();
-		await io.command("ls");
+		await io.command("ls", { reason: LIST_FILES });
 		await io.fileChange("NOTES.md", 1, 0);
 		await io.say(
 			`Hello from the T3 simulator. You said: ${io.prompt.slice(0, 200)}`,

@@ -55,8 +55,8 @@ const itemOf = (stream: StreamHandle, runId: string, type: string) =>
 		)
 		.map((i) => i.event.payload);
 
-async function launch(text: string) {
-	const payload = launchPayload(projectId, text);
+async function launch(text: string, extra: Record<string, unknown> = {}) {
+	const payload = launchPayload(projectId, text, extra);
 	const exit = await c.call("orchestration.launchThread", payload);
 	expect(exit._tag).toBe("Success");
 	const thread = c.stream("orchestration.subscribeThread", {
@@ -249,7 +249,9 @@ describe("sim runs", () => {
 			["accept", "Command approved and run."],
 			["decline", "Command declined."],
 		] as const) {
-			const { thread, runId, threadId } = await launch("run a command please");
+			const { thread, runId, threadId } = await launch("run a command please", {
+				runtimeMode: "approval-required",
+			});
 			const waiting = await thread.waitFor(
 				isEvent("turn-item.updated", (p) => p.type === "approval_request"),
 			);
@@ -263,7 +265,77 @@ describe("sim runs", () => {
 			await respond(threadId, waiting.event.payload.requestId, { decision });
 			await thread.waitFor(runEnded(runId, "completed"));
 			expect(itemOf(thread, runId, "assistant_message").at(-1).text).toBe(text);
+			const ls = itemOf(thread, runId, "command_execution").filter(
+				(i) => i.input === "ls",
+			);
+			expect(ls.length > 0).toBe(decision === "accept");
 		}
+	});
+
+	it("asks as T3 does: commands and edits in approval-required, commands in auto-accept-edits, never in full-access", async () => {
+		// [mode, prompt, the approval kinds asked (each accepted)]
+		const cases: [string, string, string[]][] = [
+			["approval-required", "run a command", ["command"]],
+			["approval-required", "edit a file", ["file-change"]],
+			["approval-required", "hello", ["command", "file-change"]],
+			["auto-accept-edits", "run a command", ["command"]],
+			["auto-accept-edits", "edit a file", []],
+			["auto-accept-edits", "hello", ["command"]],
+			["full-access", "run a command", []],
+			["full-access", "edit a file", []],
+			["full-access", "hello", []],
+		];
+		for (const [runtimeMode, prompt, kinds] of cases) {
+			const { thread, runId, threadId } = await launch(prompt, { runtimeMode });
+			for (const [index, kind] of kinds.entries()) {
+				const asked = await thread.waitFor(
+					isEvent(
+						"turn-item.updated",
+						(p) =>
+							p.type === "approval_request" &&
+							p.status === "waiting" &&
+							p.requestKind === kind,
+					),
+				);
+				expect(
+					(sim.projection(threadId) as Frame).runtimeRequests[index],
+				).toMatchObject({ kind, status: "pending" });
+				await respond(threadId, asked.event.payload.requestId, {
+					decision: "accept",
+				});
+			}
+			await thread.waitFor(runEnded(runId, "completed"));
+			const projection = sim.projection(threadId) as Frame;
+			expect([
+				runtimeMode,
+				prompt,
+				projection.runtimeRequests.map((r: Frame) => r.kind),
+			]).toEqual([runtimeMode, prompt, kinds]);
+			// Approved or never asked, the tool ran: the edit is in the run's files.
+			if (prompt === "edit a file")
+				expect(itemOf(thread, runId, "file_change")).toHaveLength(1);
+		}
+	});
+
+	it("a declined edit changes nothing", async () => {
+		const { thread, runId, threadId } = await launch("edit a file", {
+			runtimeMode: "approval-required",
+		});
+		const asked = await thread.waitFor(
+			isEvent("turn-item.updated", (p) => p.type === "approval_request"),
+		);
+		expect(asked.event.payload).toMatchObject({
+			requestKind: "file-change",
+			prompt: "sim agent wants to edit src/app.ts",
+		});
+		await respond(threadId, asked.event.payload.requestId, {
+			decision: "decline",
+		});
+		await thread.waitFor(runEnded(runId, "completed"));
+		expect(itemOf(thread, runId, "assistant_message").at(-1).text).toBe(
+			"Edit declined.",
+		);
+		expect(itemOf(thread, runId, "file_change")).toEqual([]);
 	});
 
 	it("interrupts a long task: interrupted, no waiting, no checkpoint", async () => {

@@ -148,7 +148,8 @@ describe("t3_models", () => {
 describe("t3_dispatch model, options and modes", () => {
 	test("a valid option replaces the configured ones and reaches T3 with the modes", async () => {
 		const d = await dispatch({
-			prompt: "say hi",
+			// Streams a reply, no command or edit: nothing waits for an approval.
+			prompt: "say hi slowly",
 			model: "codex/gpt-5.6-sol",
 			options: { reasoningEffort: "high", fastMode: true },
 			runtime_mode: "approval-required",
@@ -277,7 +278,7 @@ describe("t3_dispatch model, options and modes", () => {
 
 	test("a continuation keeps an approval-required thread approval-required", async () => {
 		const d = await dispatch({
-			prompt: "say hi",
+			prompt: "say hi slowly",
 			runtime_mode: "approval-required",
 		});
 		expect((await wait(d.data.thread_id)).outcome).toBe("completed");

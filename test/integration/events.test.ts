@@ -146,7 +146,10 @@ describe("each event type", () => {
 
 	test("approvals are questions of kind approval; interrupted and failed have their types", async () => {
 		const client = await stack.client();
-		const approval = await dispatch(client, { prompt: "approve a command" });
+		const approval = await dispatch(client, {
+			prompt: "approve a command",
+			runtime_mode: "approval-required",
+		});
 		const failing = await dispatch(client, { prompt: "fail please" });
 		const long = await dispatch(client, { prompt: "long task" });
 		await until(

@@ -292,7 +292,10 @@ describe("waiting", () => {
 
 	test("an approval is reported and answered with decision", async () => {
 		const client = await stack.client();
-		const d = await dispatch(client, { prompt: "approve this command" });
+		const d = await dispatch(client, {
+			prompt: "approve this command",
+			runtime_mode: "approval-required",
+		});
 		const q = await wait(client, { thread_id: d.data.thread_id });
 		expect(q.data.outcome).toBe("question");
 		expect(q.data.question).toMatchObject({
@@ -311,6 +314,16 @@ describe("waiting", () => {
 		expect(w.data).toMatchObject({
 			outcome: "completed",
 			message: "Command approved and run.",
+		});
+	});
+
+	test("in full-access nothing asks: the command runs without a question", async () => {
+		const client = await stack.client();
+		const d = await dispatch(client, { prompt: "approve this command" });
+		const w = await wait(client, { thread_id: d.data.thread_id });
+		expect(w.data).toMatchObject({
+			outcome: "completed",
+			message: "Command run.",
 		});
 	});
 });
