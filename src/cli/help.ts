@@ -16,6 +16,8 @@ Commands:
   sim              a standalone simulated T3 Code server
                      --host H  --port P (default 3773)  --token T  --project TITLE=PATH (repeatable)
                      --protocol 1|2  --step-ms N
+                     --compat prerelease  as the pre-release V2 engine (no deliveryIntent, getTurnItem,
+                       searchThreads, thread.fork, attachments, project create, queued-run edit)
   check [--json]   validate the config and probe every machine; exit 0 only when all pass
   healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
   --version        print the version

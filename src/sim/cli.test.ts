@@ -1,5 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import { parseSimFlags } from "./cli.ts";
+import { simHas } from "./compat.ts";
+import { startSim } from "./sim.ts";
 
 describe("sim command flags", () => {
 	it("parses every flag, defaulting the port to 3773", () => {
@@ -20,6 +22,8 @@ describe("sim command flags", () => {
 				"1",
 				"--step-ms",
 				"5",
+				"--compat",
+				"prerelease",
 			]),
 		).toEqual({
 			host: "0.0.0.0",
@@ -27,6 +31,7 @@ describe("sim command flags", () => {
 			token: "t",
 			protocol: 1,
 			stepMs: 5,
+			compat: "prerelease",
 			projects: [
 				{ title: "a", workspaceRoot: "/srv/a" },
 				{ title: "b", workspaceRoot: "/srv/b" },
@@ -41,6 +46,9 @@ describe("sim command flags", () => {
 		);
 		expect(() => parseSimFlags(["--protocol", "3"])).toThrow(
 			"--protocol must be 1 or 2",
+		);
+		expect(() => parseSimFlags(["--compat", "v0"])).toThrow(
+			'--compat must be one of current, prerelease, got "v0"',
 		);
 		expect(() => parseSimFlags(["--project", "nopath"])).toThrow("TITLE=PATH");
 		expect(() => parseSimFlags(["--token"])).toThrow("--token needs a value");
@@ -83,5 +91,22 @@ describe("sim command flags", () => {
 		expect(out).toContain("token: abc");
 		good.kill("SIGTERM");
 		expect(await good.exited).toBe(0);
+	});
+
+	it("--compat prerelease imitates the pre-release engine, which lacks the newer features", async () => {
+		const sim = await startSim({ compat: "prerelease" });
+		try {
+			expect(sim.compat).toBe("prerelease");
+			expect(simHas(sim.compat, "deliveryIntent")).toBe(false);
+		} finally {
+			await sim.stop();
+		}
+		const current = await startSim({});
+		try {
+			expect(current.compat).toBe("current");
+			expect(simHas(current.compat, "deliveryIntent")).toBe(true);
+		} finally {
+			await current.stop();
+		}
 	});
 });

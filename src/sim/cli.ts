@@ -1,8 +1,10 @@
 /**
  * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
- * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2 --step-ms N.
+ * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2 --step-ms N
+ * --compat current|prerelease.
  * Bad flags print a clear message on stderr and exit with code 2.
  */
+import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
 import type { SimOptions } from "./types.ts";
 
@@ -14,7 +16,7 @@ export class SimUsageError extends Error {
 }
 
 const USAGE =
-	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N]";
+	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N] [--compat current|prerelease]";
 
 function integer(
 	flag: string,
@@ -46,6 +48,7 @@ export function parseSimFlags(argv: string[]): SimOptions {
 				"--project",
 				"--protocol",
 				"--step-ms",
+				"--compat",
 			].includes(flag)
 		) {
 			throw new SimUsageError(`unknown flag "${flag}"\n${USAGE}`);
@@ -58,7 +61,13 @@ export function parseSimFlags(argv: string[]): SimOptions {
 		else if (flag === "--token") options.token = value;
 		else if (flag === "--step-ms")
 			options.stepMs = integer(flag, value, 0, 60_000);
-		else if (flag === "--protocol") {
+		else if (flag === "--compat") {
+			if (!isSimCompat(value))
+				throw new SimUsageError(
+					`--compat must be one of ${SIM_COMPATS.join(", ")}, got "${value}"`,
+				);
+			options.compat = value;
+		} else if (flag === "--protocol") {
 			if (value !== "1" && value !== "2")
 				throw new SimUsageError(`--protocol must be 1 or 2, got "${value}"`);
 			options.protocol = value === "1" ? 1 : 2;
@@ -99,7 +108,7 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 	});
 	const sim = await startSim(options);
 	process.stdout.write(
-		`T3 simulator listening on ${sim.url}\ntoken: ${sim.token}\n`,
+		`T3 simulator listening on ${sim.url}${sim.compat === "current" ? "" : ` (as the ${sim.compat} engine)`}\ntoken: ${sim.token}\n`,
 	);
 	await stopped;
 	await sim.stop();

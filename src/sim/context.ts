@@ -3,6 +3,7 @@
  * auth, and the fault-injection knobs (delay, blackhole, dropped replies) plus the wire log.
  */
 import type { Auth } from "./auth.ts";
+import type { SimCompat } from "./compat.ts";
 import type { SimConfigState } from "./config-stream.ts";
 import type { Engine } from "./engine.ts";
 import type { OutcomeTimes } from "./outcome-times.ts";
@@ -12,6 +13,8 @@ import type { SimFrame } from "./types.ts";
 
 export interface SimContext {
 	protocol: 1 | 2;
+	/** Which T3 Code this simulator imitates (compat.ts). */
+	compat: SimCompat;
 	coalesceMs: number;
 	serverVersion: string;
 	label: string;

@@ -5,6 +5,7 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
+import type { SimCompat } from "./compat.ts";
 import { dismissRequest } from "./request-dismiss.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
 import {
@@ -102,6 +103,8 @@ export function createEngine(deps: {
 	store: Store;
 	scheduler: Scheduler;
 	stepMs: number;
+	/** Which T3 Code the engine imitates (compat.ts); default "current". */
+	compat?: SimCompat;
 	/** false: a server without queue holding (OBSERVED.md §6.4 15): `holdQueue` is ignored, no `queue.resume`. */
 	queueHolding?: boolean;
 }): Engine {

@@ -21,6 +21,7 @@ const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
 export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const host = options.host ?? "127.0.0.1";
 	const token = options.token ?? `sim-${newId()}`;
+	const compat = options.compat ?? "current";
 	const store = createStore();
 	for (const project of options.projects ?? DEFAULT_PROJECTS)
 		store.addProject(project);
@@ -31,6 +32,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		store,
 		scheduler,
 		stepMs: options.stepMs ?? 20,
+		compat,
 		queueHolding: options.queueHolding,
 	});
 	const auth = createAuth([
@@ -40,6 +42,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const requests: Record<string, number> = {};
 	const ctx: SimContext = {
 		protocol: options.protocol ?? 2,
+		compat,
 		// A real server coalesces shell deltas in windows of up to 50 ms (PROTOCOL.md §8.2).
 		coalesceMs: options.coalesceMs ?? 50,
 		serverVersion: options.serverVersion ?? "0.1.0-sim",
@@ -136,6 +139,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 
 	return {
 		url: `http://${host}:${port}`,
+		compat,
 		port,
 		token,
 		async stop() {

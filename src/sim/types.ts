@@ -2,6 +2,7 @@
  * Public types of the protocol-2 T3 Code simulator: the options `startSim` takes and the
  * handle it returns. Integration tests and the `demo`/`sim` commands code against these.
  */
+import type { SimCompat } from "./compat.ts";
 import type { RunOutcomeTimes } from "./outcome-times.ts";
 import type { Scheduler } from "./scheduler.ts";
 
@@ -23,6 +24,8 @@ export interface SimOptions {
 	host?: string;
 	/** Default 0 (ephemeral). */
 	port?: number;
+	/** Default "current"; "prerelease" = the pre-release V2 engine (compat.ts). */
+	compat?: SimCompat;
 	/** Default 2; 1 = behave like a protocol-1 server (no negotiation, V1 route shapes). */
 	protocol?: 1 | 2;
 	/** The default full token (orchestration:read + orchestration:operate); default random. */
@@ -72,6 +75,8 @@ export interface Sim {
 	url: string;
 	port: number;
 	token: string;
+	/** Which T3 Code this simulator imitates (compat.ts). */
+	compat: SimCompat;
 	stop(): Promise<void>;
 	/**
 	 * Close sockets, stop listening, cancel non-terminal runs, listen again on the same port.

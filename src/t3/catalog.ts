@@ -5,7 +5,7 @@
  * (`showInteractionModeToggle`), and each model's option descriptors. Pure; no MCP.
  */
 import { redact } from "../util/redact.ts";
-import { isRecord } from "./decode.ts";
+import { isRecord } from "./decode/json.ts";
 
 export interface CatalogOption {
 	id: string;

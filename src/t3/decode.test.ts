@@ -8,25 +8,31 @@ import {
 } from "../../test/replay/captures.ts";
 import { createLogger } from "../util/log.ts";
 import {
-	compactThreadShell,
-	createUnknownKindReporter,
 	decodeAuthSession,
 	decodeDescriptor,
-	decodeHeldThreadShell,
+	decodeTicket,
+} from "./decode/connect.ts";
+import { createUnknownKindReporter } from "./decode/kinded.ts";
+import { decodeModelSelection } from "./decode/model-selection.ts";
+import {
 	decodeLaunchResult,
-	decodeMessage,
-	decodeModelSelection,
-	decodeRun,
-	decodeRuntimeRequest,
-	decodeShellSnapshot,
-	decodeShellStreamItem,
 	decodeThreadDetail,
 	decodeThreadProjection,
-	decodeThreadShell,
-	decodeThreadStreamItem,
-	decodeTicket,
+} from "./decode/projection.ts";
+import {
+	decodeMessage,
+	decodeRun,
+	decodeRuntimeRequest,
 	decodeTurnItem,
-} from "./decode.ts";
+} from "./decode/rows.ts";
+import {
+	compactThreadShell,
+	decodeHeldThreadShell,
+	decodeShellSnapshot,
+	decodeThreadShell,
+} from "./decode/shell.ts";
+import { decodeShellStreamItem } from "./decode/shell-stream.ts";
+import { decodeThreadStreamItem } from "./decode/thread-stream.ts";
 import { T3Error } from "./machine-api.ts";
 import type { ShellStreamItem } from "./model.ts";
 import { decodeExit } from "./rpc-codec.ts";

@@ -5,7 +5,10 @@ import {
 	recordedCalls,
 	summaryNotes,
 } from "../../test/replay/captures.ts";
-import { decodeThreadDetail, decodeThreadProjection } from "./decode.ts";
+import {
+	decodeThreadDetail,
+	decodeThreadProjection,
+} from "./decode/projection.ts";
 import {
 	capText,
 	finalAssistantMessage,

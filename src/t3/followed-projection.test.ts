@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeThreadProjection } from "./decode.ts";
+import { decodeThreadProjection } from "./decode/projection.ts";
 import { createFollowedProjection } from "./followed-projection.ts";
 
 const run = (ordinal: number, status: string) => ({

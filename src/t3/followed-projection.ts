@@ -8,10 +8,10 @@ import {
 	decodeMessage,
 	decodeRun,
 	decodeRuntimeRequest,
-	decodeThreadShell,
 	decodeTurnItem,
-	type ThreadEvent,
-} from "./decode.ts";
+} from "./decode/rows.ts";
+import { decodeThreadShell } from "./decode/shell.ts";
+import type { ThreadEvent } from "./decode/thread-stream.ts";
 import { type ThreadActivity, threadActivity } from "./derive.ts";
 import type {
 	Run,

@@ -6,10 +6,10 @@
 import {
 	decodeAuthSession,
 	decodeDescriptor,
-	decodeShellSnapshot,
-	decodeThreadDetail,
 	decodeTicket,
-} from "./decode.ts";
+} from "./decode/connect.ts";
+import { decodeThreadDetail } from "./decode/projection.ts";
+import { decodeShellSnapshot } from "./decode/shell.ts";
 import { T3Error } from "./machine-api.ts";
 import type {
 	AuthSession,

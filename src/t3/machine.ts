@@ -9,12 +9,14 @@ import { notifyAll } from "../util/listeners.ts";
 import type { Logger } from "../util/log.ts";
 import { redact } from "../util/redact.ts";
 import {
-	compactThreadShell,
-	createUnknownKindReporter,
-	decodeLaunchResult,
-	decodeShellSnapshot,
-	decodeShellStreamItem,
-} from "./decode.ts";
+	connectFailure,
+	openMachineSocket,
+	readShellOverHttp,
+} from "./connect-steps.ts";
+import { createUnknownKindReporter } from "./decode/kinded.ts";
+import { decodeLaunchResult } from "./decode/projection.ts";
+import { decodeShellSnapshot } from "./decode/shell.ts";
+import { decodeShellStreamItem } from "./decode/shell-stream.ts";
 import { createT3Http, type FetchLike } from "./http.ts";
 import {
 	type Machine,
@@ -23,18 +25,10 @@ import {
 	type ShellChange,
 	T3Error,
 } from "./machine-api.ts";
-import type {
-	LaunchThreadResult,
-	ProjectShell,
-	ShellSnapshot,
-	ShellStreamItem,
-	ThreadShell,
-} from "./model.ts";
-import {
-	connectRpc,
-	type RpcClient,
-	type WebSocketCtor,
-} from "./rpc-client.ts";
+import type { LaunchThreadResult, ShellStreamItem } from "./model.ts";
+import { negotiate } from "./negotiate.ts";
+import type { RpcClient, WebSocketCtor } from "./rpc-client.ts";
+import { createShellMirror } from "./shell-mirror.ts";
 
 export interface MachineDeps {
 	log: Logger;
@@ -66,10 +60,6 @@ export interface MachineDeps {
 	assumeProtocol2?: boolean;
 }
 
-const REQUIRED_SCOPES = [
-	"orchestration:read",
-	"orchestration:operate",
-] as const;
 /** How long a read waits for a machine that is (re)connecting before giving up. */
 const READ_CONNECT_WAIT_MS = 5_000;
 const DEFAULT_BACKOFF = {
@@ -109,10 +99,6 @@ export function createMachine(
 		serverVersion: null,
 		lastEventAt: null,
 	};
-	const projects = new Map<string, ProjectShell>();
-	const threads = new Map<string, ThreadShell>();
-	let lastSeq = 0;
-	let haveState = false;
 	const listeners = new Set<(change: ShellChange) => void>();
 	const stateWaiters = new Set<() => void>();
 
@@ -129,6 +115,7 @@ export function createMachine(
 	function emit(change: ShellChange): void {
 		notifyAll(listeners, change, log, "shell change");
 	}
+	const shell = createShellMirror(emit);
 
 	function setState(state: MachineState, raw: string | null): void {
 		// Reasons quote servers and proxies (close reasons, error bodies): redacted once here,
@@ -218,83 +205,53 @@ export function createMachine(
 		// (offline / unauthorized / incompatible), so a slow retry loop does not flap the state.
 		if (first) setState("connecting", null);
 		try {
-			const descriptor = await http.descriptor();
-			if (stale()) return;
-			status = {
-				...status,
-				serverVersion:
-					descriptor.serverVersion === undefined
-						? null
-						: redact(descriptor.serverVersion),
-			};
-			const version = descriptor.orchestrationProtocolVersion;
-			if (version !== 2 && !(version === undefined && deps.assumeProtocol2)) {
-				const reported = descriptor.serverVersion ?? "an unknown version";
-				const proto =
-					version === undefined
-						? "no orchestration protocol version (protocol 1)"
-						: `orchestration protocol ${version}`;
-				setState(
-					"incompatible",
-					`${label} runs T3 Code ${reported} with ${proto}; T3 Code 0.1.0 or later (orchestration protocol 2) is required`,
-				);
-				// An upgrade may happen while we run: look again, slowly.
+			const negotiated = await negotiate({
+				http,
+				config,
+				label,
+				base,
+				...(deps.assumeProtocol2 ? { assumeProtocol2: true } : {}),
+				stale,
+				onDescriptor: (descriptor) => {
+					status = {
+						...status,
+						serverVersion:
+							descriptor.serverVersion === undefined
+								? null
+								: redact(descriptor.serverVersion),
+					};
+				},
+			});
+			if (negotiated.kind === "stale") return;
+			if (negotiated.kind === "refused") {
+				setState(negotiated.state, negotiated.reason);
+				// An upgrade or a new token may come while we run: look again, slowly.
 				scheduleConnect(backoff.maxMs);
 				return;
 			}
-			if (config.token === undefined) {
-				setState(
-					"unauthorized",
-					`${label}: no token: environment variable ${config.tokenEnv} is not set`,
-				);
-				scheduleConnect(backoff.maxMs);
-				return;
-			}
-			const session = await http.authSession();
-			if (stale()) return;
-			if (!session.authenticated) {
-				setState("unauthorized", `${label}: token rejected by ${base}`);
-				scheduleConnect(backoff.maxMs);
-				return;
-			}
-			const scopes = new Set(session.scopes ?? []);
-			const missing = REQUIRED_SCOPES.filter((s) => !scopes.has(s));
-			if (missing.length > 0) {
-				setState(
-					"unauthorized",
-					`${label}: token lacks scope ${missing.join(", ")}`,
-				);
-				scheduleConnect(backoff.maxMs);
-				return;
-			}
-			if (!haveState) {
+			if (!shell.hasState()) {
 				// No shell yet: read it over HTTP and subscribe after its sequence (PROTOCOL.md §0.3).
 				// Over the socket the snapshot would pin memory: Bun's WebSocket keeps its receive
 				// buffer as large as the largest message it took in (~1 KB per thread), per
 				// machine, for the socket's life. An HTTP body is freed once decoded.
-				const snapshot = await readShell();
+				const snapshot = await readShellOverHttp(http, log);
 				if (stale()) return;
 				if (snapshot) {
 					status = { ...status, lastEventAt: now() };
-					applySnapshot(snapshot);
+					shell.applySnapshot(snapshot);
 				}
 			}
-			// Tickets are short-lived and may be single-use: a fresh one per connect (§2.4).
-			const { ticket } = await http.websocketTicket();
-			if (stale()) return;
-			const wsUrl = `${base.replace(/^http/, "ws")}/ws?wsTicket=${encodeURIComponent(ticket)}&orchestrationProtocol=2`;
-			const client = await connectRpc({
-				url: wsUrl,
+			const client = await openMachineSocket({
+				http,
+				base,
 				log,
 				...(deps.WebSocket ? { WebSocket: deps.WebSocket } : {}),
 				pingIntervalMs: deps.pingIntervalMs ?? Math.round(pingTimeoutMs / 3),
 				pongTimeoutMs: deps.pongTimeoutMs ?? pingTimeoutMs,
 				now,
+				stale,
 			});
-			if (stale()) {
-				client.close();
-				return;
-			}
+			if (!client) return;
 			rpc = client;
 			client.onClose((reason, silent) => {
 				if (rpc === client) dropConnection(reason, silent);
@@ -303,45 +260,19 @@ export function createMachine(
 			watchConfig(client);
 		} catch (err) {
 			if (stale()) return;
-			const t3 =
-				err instanceof T3Error ? err : new T3Error("UNREACHABLE", String(err));
-			if (t3.code === "UNAUTHORIZED" || t3.code === "FORBIDDEN") {
-				setState("unauthorized", `${label}: ${t3.message}`);
-				scheduleConnect(backoff.maxMs);
+			const failure = connectFailure(err, label);
+			if (failure.kind === "drop") {
+				dropConnection(failure.reason);
 				return;
 			}
-			if (t3.code === "INCOMPATIBLE") {
-				setState("incompatible", `${label}: ${t3.message}`);
-				scheduleConnect(backoff.maxMs);
-				return;
-			}
-			dropConnection(t3.message);
-		}
-	}
-
-	/** The shell over HTTP; null when this server cannot serve it (the socket then sends it). */
-	async function readShell(): Promise<ShellSnapshot | null> {
-		try {
-			return await http.shell();
-		} catch (err) {
-			if (
-				err instanceof T3Error &&
-				(err.code === "NOT_FOUND" ||
-					err.code === "BAD_RESPONSE" ||
-					err.code === "SERVER_ERROR")
-			) {
-				log.debug("no shell over HTTP; the subscription will send it", {
-					error: err.message,
-				});
-				return null;
-			}
-			throw err;
+			setState(failure.state, failure.reason);
+			scheduleConnect(backoff.maxMs);
 		}
 	}
 
 	function subscribe(client: RpcClient): void {
 		const payload: Record<string, unknown> = { requestCompletionMarker: true };
-		if (haveState) payload.afterSequence = lastSeq;
+		if (shell.hasState()) payload.afterSequence = shell.sequence();
 		syncTimer = setTimeout(() => {
 			if (rpc === client)
 				dropConnection(`shell not synchronized within ${syncTimeoutMs} ms`);
@@ -390,82 +321,17 @@ export function createMachine(
 		);
 	}
 
-	function upsertThread(thread: ThreadShell, sequence: number): void {
-		const previous = threads.get(thread.id);
-		threads.set(thread.id, thread);
-		emit({ kind: "thread", thread, sequence, previous });
-	}
-
-	function removeThread(threadId: string, sequence: number): void {
-		const previous = threads.get(threadId);
-		if (!previous) return;
-		threads.delete(threadId);
-		emit({ kind: "thread.removed", threadId, sequence, previous });
-	}
-
-	/** An authoritative shell: replaces every project and active thread. */
-	function applySnapshot(snap: ShellSnapshot): void {
-		const seq = snap.snapshotSequence;
-		const incoming = new Map(snap.threads.map((t) => [t.id, t]));
-		for (const id of [...threads.keys()])
-			if (!incoming.has(id)) removeThread(id, seq);
-		for (const thread of incoming.values()) {
-			const previous = threads.get(thread.id);
-			if (previous && JSON.stringify(previous) === JSON.stringify(thread))
-				continue;
-			upsertThread(thread, seq);
-		}
-		projects.clear();
-		for (const p of snap.projects) projects.set(p.id, p);
-		// Authoritative: even a lower sequence wins (the server's store may have been reset).
-		lastSeq = seq;
-		haveState = true;
-		emit({ kind: "snapshot", sequence: seq });
-	}
-
 	function apply(item: ShellStreamItem): void {
 		if (item.kind === "unknown") return;
 		status = { ...status, lastEventAt: now() };
-		switch (item.kind) {
-			case "snapshot": {
-				const snap = item.snapshot;
-				if (item.resolvedRepositoryIdentityRoots) {
-					// Metadata-only refresh: re-enriched projects; its empty thread list means nothing.
-					for (const p of snap.projects) projects.set(p.id, p);
-					return;
-				}
-				applySnapshot(snap);
-				return;
-			}
-			case "synchronized":
-				if (syncTimer) clearTimeout(syncTimer);
-				syncTimer = undefined;
-				setState("online", null);
-				emit({ kind: "synchronized", sequence: lastSeq });
-				return;
-			default:
-				break;
+		if (item.kind !== "synchronized") {
+			shell.apply(item);
+			return;
 		}
-		// Sequence-bearing deltas: replays overlap, drop what we already applied (§8.1).
-		if (item.sequence <= lastSeq) return;
-		lastSeq = item.sequence;
-		switch (item.kind) {
-			case "project.updated":
-				projects.set(item.project.id, item.project);
-				return;
-			case "project.removed":
-				projects.delete(item.projectId);
-				return;
-			case "thread.updated":
-				// Pre-release servers announce archiving as an update in the archive (OBSERVED §6.6 #30).
-				if (item.location !== "active")
-					removeThread(item.thread.id, item.sequence);
-				else upsertThread(compactThreadShell(item.thread), item.sequence);
-				return;
-			case "thread.removed":
-				removeThread(item.threadId, item.sequence);
-				return;
-		}
+		if (syncTimer) clearTimeout(syncTimer);
+		syncTimer = undefined;
+		setState("online", null);
+		emit({ kind: "synchronized", sequence: shell.sequence() });
 	}
 
 	function notOnline(): T3Error {
@@ -588,10 +454,10 @@ export function createMachine(
 		name: config.name,
 		url: base,
 		status: () => ({ ...status }),
-		projects: () => [...projects.values()],
-		threads: () => [...threads.values()],
-		thread: (id) => threads.get(id),
-		sequence: () => lastSeq,
+		projects: shell.projects,
+		threads: shell.threads,
+		thread: shell.thread,
+		sequence: shell.sequence,
 		onChange(listener) {
 			listeners.add(listener);
 			return () => listeners.delete(listener);

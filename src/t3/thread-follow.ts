@@ -13,7 +13,8 @@
 
 import { notifyAll } from "../util/listeners.ts";
 import type { Logger } from "../util/log.ts";
-import { compactThreadShell, decodeThreadStreamItem } from "./decode.ts";
+import { compactThreadShell } from "./decode/shell.ts";
+import { decodeThreadStreamItem } from "./decode/thread-stream.ts";
 import {
 	type Activity,
 	createFollowedProjection,

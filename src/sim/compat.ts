@@ -1,0 +1,28 @@
+/**
+ * Which T3 Code the simulator imitates. `current`: the newest protocol-2 contract (released
+ * 0.1.x, RELEASED-0.1.md). `prerelease`: the July pre-release V2 engine (OBSERVED.md), which
+ * lacks the features below and, like any Effect Schema decoder, drops command fields it does
+ * not know without a word. A feature added to the simulator that the pre-release lacks gates on
+ * `simHas(ctx.compat, feature)`, so every fallback in the connector can be tested against it.
+ */
+export type SimCompat = "current" | "prerelease";
+
+export const SIM_COMPATS: readonly SimCompat[] = ["current", "prerelease"];
+
+/** What the newest contract has and the pre-release does not (issue 17). */
+export type SimFeature =
+	| "deliveryIntent"
+	| "getTurnItem"
+	| "searchThreads"
+	| "threadFork"
+	| "attachments"
+	| "projectCreate"
+	| "queuedRunEdit";
+
+export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
+	return compat === "current";
+}
+
+export function isSimCompat(value: string): value is SimCompat {
+	return (SIM_COMPATS as readonly string[]).includes(value);
+}

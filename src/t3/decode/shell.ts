@@ -1,0 +1,165 @@
+/** The shell read model (PROTOCOL.md §7.2): projects and thread shells, as sent and as held. */
+import type {
+	PendingRuntimeRequest,
+	ProjectShell,
+	ShellSnapshot,
+	ThreadShell,
+} from "../model.ts";
+import {
+	isRecord,
+	type Json,
+	list,
+	num,
+	record,
+	requireId,
+	str,
+	strOrNull,
+} from "./json.ts";
+import { decodeModelSelection } from "./model-selection.ts";
+
+export function decodeProjectShell(raw: unknown): ProjectShell {
+	const obj = record(raw, "project");
+	return {
+		...obj,
+		id: requireId(obj, "project"),
+		title: str(obj.title) ?? "",
+		workspaceRoot: str(obj.workspaceRoot) ?? "",
+		defaultModelSelection: decodeModelSelection(obj.defaultModelSelection),
+	};
+}
+
+function decodePending(raw: unknown): PendingRuntimeRequest | null {
+	if (!isRecord(raw) || typeof raw.id !== "string") return null;
+	const out: PendingRuntimeRequest = {
+		...raw,
+		id: raw.id,
+		kind: str(raw.kind) ?? "unknown",
+	};
+	return out;
+}
+
+/**
+ * A thread shell (§7.2). Also used for the projection's `thread` (an AppThread without the
+ * activity summary): missing activity fields default to "no run, idle", and
+ * `decodeThreadProjection` then derives them from the projection's rows.
+ */
+export function decodeThreadShell(raw: unknown): ThreadShell {
+	const obj = record(raw, "thread");
+	const lvm = obj.latestVisibleMessage;
+	return {
+		...obj,
+		id: requireId(obj, "thread"),
+		projectId: str(obj.projectId) ?? "",
+		title: str(obj.title) ?? "",
+		modelSelection: decodeModelSelection(obj.modelSelection),
+		latestRunId: strOrNull(obj.latestRunId),
+		activeRunId: strOrNull(obj.activeRunId),
+		status: str(obj.status) ?? "idle",
+		pendingRuntimeRequest: decodePending(obj.pendingRuntimeRequest),
+		latestVisibleMessage:
+			isRecord(lvm) && typeof lvm.id === "string"
+				? {
+						...lvm,
+						id: lvm.id,
+						role: str(lvm.role) ?? "unknown",
+						text: str(lvm.text) ?? "",
+					}
+				: null,
+	};
+}
+
+/** The thread-shell fields the connector reads; everything else stays on the wire. */
+const SHELL_FIELDS = [
+	"id",
+	"projectId",
+	"title",
+	"providerInstanceId",
+	"modelSelection",
+	"runtimeMode",
+	"interactionMode",
+	"latestRunId",
+	"activeRunId",
+	"status",
+	"pendingRuntimeRequest",
+	"latestUserMessageAt",
+	"lastError",
+	"createdAt",
+	"updatedAt",
+	"archivedAt",
+	"deletedAt",
+] as const;
+const HELD_MESSAGE_CHARS = 500;
+
+/**
+ * A thread shell trimmed for holding in memory for every thread of every machine: a newer
+ * server's extra fields and a long latest message would otherwise be kept thousands of times.
+ */
+export function compactThreadShell(thread: ThreadShell): ThreadShell {
+	const out: Record<string, unknown> = {};
+	for (const key of SHELL_FIELDS)
+		if (thread[key] !== undefined) out[key] = thread[key];
+	const message = thread.latestVisibleMessage;
+	out.latestVisibleMessage = message
+		? {
+				id: message.id,
+				role: message.role,
+				text: message.text.slice(0, HELD_MESSAGE_CHARS),
+				updatedAt: message.updatedAt,
+			}
+		: null;
+	return out as ThreadShell;
+}
+
+/** How the thread-shell fields that are not plain pass-through values decode (§7.2). */
+const SHELL_DECODERS: Partial<
+	Record<(typeof SHELL_FIELDS)[number], (obj: Json) => unknown>
+> = {
+	id: (obj) => requireId(obj, "thread"),
+	projectId: (obj) => str(obj.projectId) ?? "",
+	title: (obj) => str(obj.title) ?? "",
+	modelSelection: (obj) => decodeModelSelection(obj.modelSelection),
+	latestRunId: (obj) => strOrNull(obj.latestRunId),
+	activeRunId: (obj) => strOrNull(obj.activeRunId),
+	status: (obj) => str(obj.status) ?? "idle",
+	pendingRuntimeRequest: (obj) => decodePending(obj.pendingRuntimeRequest),
+};
+
+/**
+ * `compactThreadShell(decodeThreadShell(raw))` without the full copy in between: a snapshot
+ * decodes thousands of threads at once, and every full copy is garbage a moment later.
+ */
+export function decodeHeldThreadShell(raw: unknown): ThreadShell {
+	const obj = record(raw, "thread");
+	const out: Record<string, unknown> = {};
+	for (const key of SHELL_FIELDS) {
+		const decode = SHELL_DECODERS[key];
+		const value = decode ? decode(obj) : obj[key];
+		if (value !== undefined) out[key] = value;
+	}
+	const lvm = obj.latestVisibleMessage;
+	out.latestVisibleMessage =
+		isRecord(lvm) && typeof lvm.id === "string"
+			? {
+					id: lvm.id,
+					role: str(lvm.role) ?? "unknown",
+					text: (str(lvm.text) ?? "").slice(0, HELD_MESSAGE_CHARS),
+					updatedAt: lvm.updatedAt,
+				}
+			: null;
+	return out as ThreadShell;
+}
+
+/**
+ * A shell snapshot (§7). Its threads come as held (`decodeHeldThreadShell`): the only use of a
+ * snapshot is to replace the threads held in memory, and it lists every thread of a machine.
+ */
+export function decodeShellSnapshot(raw: unknown): ShellSnapshot {
+	const obj = record(raw, "shell snapshot");
+	return {
+		...obj,
+		snapshotSequence: num(obj.snapshotSequence) ?? 0,
+		projects: list(obj.projects, decodeProjectShell),
+		threads: list(obj.threads, decodeHeldThreadShell),
+		archivedThreads: list(obj.archivedThreads, decodeHeldThreadShell),
+	};
+}
