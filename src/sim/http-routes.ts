@@ -138,6 +138,8 @@ export function handleHttp(
 			);
 		return json(200, v1Shell(ctx));
 	}
+	// Counted, so tests can tell that nothing strayed outside the routes (a `..` id).
+	ctx.count(`${method} ${path} (no route)`);
 	return json(404, {
 		_tag: "NotFound",
 		message: `No route for ${method} ${path}`,

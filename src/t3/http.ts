@@ -17,6 +17,7 @@ import type {
 	ShellSnapshot,
 	ThreadDetail,
 } from "./model.ts";
+import { pathSegment } from "./path-segment.ts";
 
 export type FetchLike = (
 	url: string | URL,
@@ -217,7 +218,14 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 			decodeThreadDetail(
 				await call(
 					"GET",
-					`/api/orchestration/threads/${encodeURIComponent(threadId)}`,
+					`/api/orchestration/threads/${pathSegment(
+						threadId,
+						(why) =>
+							new T3Error(
+								"INVALID_ID",
+								`thread id ${JSON.stringify(threadId.slice(0, 200))} ${why}; nothing was sent`,
+							),
+					)}`,
 					{
 						auth: true,
 						orchestration: true,

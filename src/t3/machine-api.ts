@@ -62,7 +62,9 @@ export type T3ErrorCode =
 	| "REJECTED"
 	/** A `Die` defect from an RPC (e.g. schema decode failure on the server). */
 	| "DEFECT"
-	| "DISCONNECTED";
+	| "DISCONNECTED"
+	/** An id that cannot be a URL path segment (path-segment.ts): refused before sending. */
+	| "INVALID_ID";
 
 /**
  * A failure talking to T3. Its message often quotes the server (an error body, a close reason),

@@ -83,8 +83,11 @@ export async function dispatch(
 	args: DispatchArgs,
 	origin: string | null,
 ): Promise<DispatchResult> {
-	if (args.prompt.trim() === "")
-		throw new ThreadError("prompt: must not be empty.");
+	// Control characters are not a message either (a NUL-only prompt would start an empty run).
+	if (args.prompt.replace(/[\p{Cc}\p{Cf}\s]/gu, "") === "")
+		throw new ThreadError(
+			"prompt: must not be empty (or only whitespace and control characters).",
+		);
 	// Characters are code points (as JSON Schema's maxLength counts them), not UTF-16 units.
 	const length = codePoints(args.prompt);
 	if (length > PROMPT_LIMIT) {

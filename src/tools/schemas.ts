@@ -1,5 +1,6 @@
 /** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
 import { z } from "zod";
+import { pathSegmentProblem } from "../t3/path-segment.ts";
 
 /** Ids and names are short; a longer one is a mistake, refused before any lookup. */
 export const ID_MAX = 200;
@@ -32,22 +33,79 @@ export const questionSchema = z
 	})
 	.nullable();
 
+/**
+ * A tool's arguments: an unknown one (a typo such as `runtime_mod`) is refused naming it and the
+ * valid ones, never ignored; the published JSON Schema says `additionalProperties: false`.
+ */
+export function toolInput<S extends z.ZodRawShape>(shape: S) {
+	const valid = Object.keys(shape);
+	return z.strictObject(shape, {
+		error: (issue) =>
+			issue.code === "unrecognized_keys"
+				? `unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys
+						.map((k) => JSON.stringify(k.slice(0, 100)))
+						.join(", ")}; valid arguments: ${valid.join(", ") || "none"}`
+				: undefined,
+	});
+}
+
+/**
+ * An id that may become a T3 URL path segment (thread and run ids): refused when `.`, `..` or
+ * holding `/` or `\` (src/t3/path-segment.ts, the same check the URL builder makes).
+ */
+export function segmentIdArg(): z.ZodString {
+	return z
+		.string()
+		.min(1)
+		.max(ID_MAX)
+		.superRefine((id, ctx) => {
+			// Empty is already "Too small".
+			const problem = id === "" ? null : pathSegmentProblem(id);
+			if (problem !== null)
+				ctx.addIssue({ code: "custom", message: `not a valid id: ${problem}` });
+		});
+}
+
 export const machineArg = z
 	.string()
 	.min(1)
 	.max(ID_MAX)
 	.describe("Machine name, as listed by t3_machines.");
 
-export const threadIdArg = z
-	.string()
-	.min(1)
-	.max(ID_MAX)
-	.describe("The thread id returned by t3_dispatch or listed by t3_threads.");
+export const threadIdArg = segmentIdArg().describe(
+	"The thread id returned by t3_dispatch or listed by t3_threads.",
+);
 
-export const idempotencyKeyArg = z
-	.string()
-	.min(1)
-	.max(ID_MAX)
+/** An idempotency key: blank or whitespace-only is refused (it would look like no key). */
+export function keyArg(): z.ZodString {
+	return z
+		.string()
+		.min(1)
+		.max(ID_MAX)
+		.refine((key) => key === "" || key.trim() !== "", {
+			message: "must not be blank or only whitespace",
+		});
+}
+
+/** Control characters other than tab in a title would garble every list that shows it. */
+const TITLE_CONTROL = /(?!\t)\p{Cc}/u;
+
+/** A thread title: no control characters other than tab. */
+export function titleArg(max: number): z.ZodString {
+	return z
+		.string()
+		.max(max)
+		.superRefine((title, ctx) => {
+			const found = TITLE_CONTROL.exec(title);
+			if (found)
+				ctx.addIssue({
+					code: "custom",
+					message: `must not contain control characters (U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")} at position ${found.index}); only tab is allowed`,
+				});
+		});
+}
+
+export const idempotencyKeyArg = keyArg()
 	.optional()
 	.describe(
 		"Your key for this operation: repeating the call with the same key and arguments returns the first result instead of acting again.",

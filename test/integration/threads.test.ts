@@ -387,7 +387,7 @@ describe("bad arguments", () => {
 			"empty prompt",
 			"t3_dispatch",
 			{ machine: "demo", project: "demo", prompt: "  " },
-			"prompt: must not be empty.",
+			"prompt: must not be empty",
 		],
 		[
 			"oversized prompt",

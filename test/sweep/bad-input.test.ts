@@ -348,6 +348,51 @@ const TOOL_CASES: ToolCase[] = [
 	},
 	{
 		tool: "t3_dispatch",
+		args: { machine: "demo", project: "demo", prompt: "\u0000\u0007 \u200b\n" },
+		says: /prompt: must not be empty \(or only whitespace and control characters\)/,
+	},
+	{
+		tool: "t3_dispatch",
+		args: { machine: "demo", project: "demo", prompt: "hi", title: "a\nb" },
+		says: /title: must not contain control characters \(U\+000A at position 1\)/,
+	},
+	{
+		tool: "t3_dispatch",
+		args: { machine: "demo", project: "demo", prompt: "hi", title: "a\u001bb" },
+		says: /title: must not contain control characters \(U\+001B/,
+	},
+	{
+		tool: "t3_dispatch",
+		args: {
+			machine: "demo",
+			project: "demo",
+			prompt: "hi",
+			idempotency_key: "   ",
+		},
+		says: /idempotency_key: must not be blank or only whitespace/,
+	},
+	{
+		tool: "t3_dispatch",
+		args: { machine: "demo", project: "demo", prompt: "hi", request_id: "\t" },
+		says: /request_id: must not be blank or only whitespace/,
+	},
+	{
+		tool: "t3_manage",
+		args: { thread_id: "x", action: "rename", title: "new\r\ntitle" },
+		says: /title: must not contain control characters \(U\+000D at position 3\)/,
+	},
+	{
+		tool: "t3_manage",
+		args: { thread_id: "x", action: "archive", idempotency_key: " " },
+		says: /idempotency_key: must not be blank or only whitespace/,
+	},
+	{
+		tool: "t3_delete",
+		args: { thread_id: "x", idempotency_key: "\n\t " },
+		says: /idempotency_key: must not be blank or only whitespace/,
+	},
+	{
+		tool: "t3_dispatch",
 		args: { machine: "demo", project: "demo", prompt: "hi", watch: "yes" },
 		says: /watch: .*expected boolean/,
 	},
@@ -496,9 +541,12 @@ describe("bad tool arguments: an isError result naming the argument", () => {
 		});
 	}
 
-	it("t3_machines tolerates unknown arguments", async () => {
+	it("t3_machines refuses unknown arguments (issue 16: never silently ignored)", async () => {
 		const result = await callTool(client, "t3_machines", { colour: "blue" });
-		expect(result.isError).toBe(false);
+		expect(result.isError).toBe(true);
+		expect(result.text).toContain(
+			'unknown argument "colour"; valid arguments: none',
+		);
 	});
 
 	it("after every bad call: integrity ok and no rows written", () => {

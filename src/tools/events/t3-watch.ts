@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
 import { listTracked, setWatch } from "../../threads/watch.ts";
-import { ID_MAX } from "../schemas.ts";
+import { segmentIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const tracked = z.object({
@@ -18,11 +18,8 @@ export const t3Watch = defineTool({
 	title: "Watch T3 threads",
 	description:
 		"Without arguments: list the threads this server tracks, split into watched (their run outcomes and questions are sent as webhook events to your conversation) and unwatched. With thread_id and enabled: turn events for that thread on or off; watching a thread started elsewhere routes its future events to this conversation.",
-	inputSchema: z.object({
-		thread_id: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+	inputSchema: toolInput({
+		thread_id: segmentIdArg()
 			.optional()
 			.describe("The thread to change; pass together with enabled."),
 		enabled: z

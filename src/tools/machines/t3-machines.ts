@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { modelName } from "../../threads/shapes.ts";
+import { toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const SETTLE_MS = 2_000;
@@ -11,7 +12,7 @@ export const t3Machines = defineTool({
 	title: "List T3 machines",
 	description:
 		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there and its default model. Call this first to pick a machine, then t3_projects for its projects (and t3_models for its models) before t3_dispatch; or to find out why a machine fails.",
-	inputSchema: z.object({}),
+	inputSchema: toolInput({}),
 	outputSchema: z.object({
 		machines: z.array(
 			z.object({

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { listModels } from "../../threads/model-catalog.ts";
-import { machineArg } from "../schemas.ts";
+import { machineArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Models = defineTool({
@@ -10,7 +10,7 @@ export const t3Models = defineTool({
 	title: "List models on a T3 machine",
 	description:
 		'List the models one T3 machine offers, from its providers (Claude, Codex, …). Use it before t3_dispatch when you want a model other than the machine\'s default_model, plan mode or model options. Each entry gives `model`, the exact "<provider>/<slug>" string to pass as t3_dispatch `model`; `ready` (false with `reason` when the provider is not installed, not signed in or disabled — such a model cannot run); `plan_mode` (whether interaction_mode "plan" works); and `options` (id, label, type, allowed values, default), which you pass as t3_dispatch `options: {id: value}`. The list is cached and refreshed when the machine reconnects or reports a config change.',
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		machine: machineArg,
 	}),
 	outputSchema: z.object({

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { requireOnline, resolveMachine } from "../../threads/resolve.ts";
 import { modelName } from "../../threads/shapes.ts";
-import { machineArg } from "../schemas.ts";
+import { machineArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Projects = defineTool({
@@ -11,7 +11,7 @@ export const t3Projects = defineTool({
 	title: "List projects on a T3 machine",
 	description:
 		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch. A machine that is not online is an error naming its state and why.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		machine: machineArg,
 	}),
 	outputSchema: z.object({

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { answer } from "../../threads/answer.ts";
-import { threadIdArg } from "../schemas.ts";
+import { threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 /** Runtime request ids embed provider turn and call ids: longer than other ids. */
@@ -13,7 +13,7 @@ export const t3Answer = defineTool({
 	title: "Answer a T3 question or approval",
 	description:
 		'Answer what a run is waiting for, as reported by t3_wait (outcome "question"). For a question (kind user_input) pass answers: {question id: option label}, a list of labels for multi-select questions, or your own text where the question allows it; a question with required: false may be left out. For an approval (kind approval) pass decision: "accept" or "decline". To close a question without answering, pass dismiss: true (only where the question says dismissable: true; otherwise answer it or stop the run with t3_interrupt). Pass the question\'s request_id to be sure you answer that request and not a newer one. Returns status "sent" or "dismissed"; then call t3_wait again.',
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		answers: z
 			.record(z.string(), z.union([z.string(), z.array(z.string())]))

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { deleteThread } from "../../threads/manage.ts";
-import { idempotencyKeyArg, threadIdArg } from "../schemas.ts";
+import { idempotencyKeyArg, threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Delete = defineTool({
@@ -10,7 +10,7 @@ export const t3Delete = defineTool({
 	title: "Delete a T3 thread",
 	description:
 		"Permanently delete a thread and its history on its T3 machine. It leaves every list (t3_threads, t3_watch) and no further event is sent for it. This cannot be undone: to only put a thread away, use t3_manage with action archive.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		idempotency_key: idempotencyKeyArg,
 	}),

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { readDiff } from "../../threads/diff.ts";
-import { ID_MAX, threadIdArg } from "../schemas.ts";
+import { segmentIdArg, threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Diff = defineTool({
@@ -10,12 +10,9 @@ export const t3Diff = defineTool({
 	title: "Read what a T3 run changed",
 	description:
 		"Review delegated work: the files a run changed (default the thread's latest run) or, with whole_thread: true, everything the thread changed since it started, as a per-file summary (additions, deletions) plus the unified diff, one page of at most 60 000 bytes at a time. When truncated is true, call again with next_cursor (same thread_id, run_id, whole_thread) for the next page. When T3 has no diff (the run was interrupted or failed, is still going, or has no checkpoint) the result says available: false and why; that is not an error.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
-		run_id: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+		run_id: segmentIdArg()
 			.optional()
 			.describe(
 				"A run of the thread (run_id from t3_dispatch, t3_wait or t3_thread); default the latest run.",

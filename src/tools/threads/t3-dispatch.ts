@@ -2,7 +2,15 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { dispatch, PROMPT_LIMIT } from "../../threads/dispatch.ts";
-import { ID_MAX, PATH_MAX, projectRefSchema } from "../schemas.ts";
+import {
+	ID_MAX,
+	keyArg,
+	PATH_MAX,
+	projectRefSchema,
+	segmentIdArg,
+	titleArg,
+	toolInput,
+} from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Dispatch = defineTool({
@@ -10,7 +18,7 @@ export const t3Dispatch = defineTool({
 	title: "Start a T3 coding run",
 	description:
 		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn. A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		machine: z
 			.string()
 			.min(1)
@@ -31,9 +39,7 @@ export const t3Dispatch = defineTool({
 			.string()
 			.meta({ maxLength: PROMPT_LIMIT })
 			.describe("The task or message for the coding agent."),
-		title: z
-			.string()
-			.max(200)
+		title: titleArg(200)
 			.optional()
 			.describe(
 				"Thread title for a new thread (default: derived from the prompt).",
@@ -46,10 +52,7 @@ export const t3Dispatch = defineTool({
 			.describe(
 				'Model as t3_models lists it ("<provider>/<slug>", e.g. "codex/gpt-5.6-sol"); it must be ready there. Default: the machine\'s model (a follow-up: the thread\'s).',
 			),
-		thread_id: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+		thread_id: segmentIdArg()
 			.optional()
 			.describe(
 				"Continue this existing thread (from an earlier t3_dispatch or t3_threads) instead of creating one.",
@@ -84,18 +87,12 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Send this thread's events (completed, failed, question…) to the webhook (default true).",
 			),
-		idempotency_key: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+		idempotency_key: keyArg()
 			.optional()
 			.describe(
 				"Your key for this one dispatch: repeating the call with the same key and the same arguments returns the first call's thread and run and never starts a second run; the same key with different arguments is an error.",
 			),
-		request_id: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+		request_id: keyArg()
 			.optional()
 			.describe(
 				"Older name of idempotency_key (not a question's request_id); pass idempotency_key instead.",

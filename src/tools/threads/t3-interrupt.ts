@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { interrupt } from "../../threads/interrupt.ts";
-import { threadIdArg } from "../schemas.ts";
+import { threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Interrupt = defineTool({
@@ -10,7 +10,7 @@ export const t3Interrupt = defineTool({
 	title: "Interrupt a T3 run",
 	description:
 		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. If nothing is running, says so.',
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		hold_queue: z
 			.boolean()

@@ -2,7 +2,13 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { MANAGE_ACTIONS, manageThread } from "../../threads/manage.ts";
-import { ID_MAX, idempotencyKeyArg, threadIdArg } from "../schemas.ts";
+import {
+	ID_MAX,
+	idempotencyKeyArg,
+	threadIdArg,
+	titleArg,
+	toolInput,
+} from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Manage = defineTool({
@@ -10,17 +16,15 @@ export const t3Manage = defineTool({
 	title: "Organise a T3 thread",
 	description:
 		'Change how a thread is kept, without losing anything: "rename" (with title), "archive" / "unarchive" (archived threads leave the active list; see t3_threads archived: true), "settle" / "unsettle" (mark it done or open again), "stop_session" (detach the agent\'s provider session to free it; history stays, the next t3_dispatch starts a new one), "resume_queue" (start follow-ups held by t3_interrupt hold_queue). Returns the thread\'s status, title and whether it is archived. T3 refuses some actions until something else happens first (archive while the agent works, settle while a question is pending): the error says what to do. To remove a thread for good use t3_delete.',
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		action: z
 			.enum(MANAGE_ACTIONS)
 			.describe(
 				"rename | archive | unarchive | settle | unsettle | stop_session | resume_queue",
 			),
-		title: z
-			.string()
+		title: titleArg(ID_MAX)
 			.min(1)
-			.max(ID_MAX)
 			.optional()
 			.describe('The new title; only with action "rename".'),
 		idempotency_key: idempotencyKeyArg,

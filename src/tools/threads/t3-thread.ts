@@ -2,7 +2,12 @@
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { readThread } from "../../threads/read.ts";
-import { projectRefSchema, questionSchema, threadIdArg } from "../schemas.ts";
+import {
+	projectRefSchema,
+	questionSchema,
+	threadIdArg,
+	toolInput,
+} from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Thread = defineTool({
@@ -10,7 +15,7 @@ export const t3Thread = defineTool({
 	title: "Read a T3 thread",
 	description:
 		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error), the last `turns` runs with their messages, tool calls and changed files, and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. Long texts are shortened with a visible …[truncated] marker.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		turns: z
 			.number()

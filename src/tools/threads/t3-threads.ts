@@ -7,7 +7,7 @@ import {
 	MAX_LIMIT,
 	STATE_FILTERS,
 } from "../../threads/list.ts";
-import { ID_MAX, PATH_MAX, projectRefSchema } from "../schemas.ts";
+import { ID_MAX, PATH_MAX, projectRefSchema, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Threads = defineTool({
@@ -15,7 +15,7 @@ export const t3Threads = defineTool({
 	title: "Find T3 threads",
 	description:
 		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending or the latest run failed; active = a run is going or queued; settled = nothing to do), pending request, latest run, watched. Filter by state or by text in the title or latest message; pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
-	inputSchema: z.object({
+	inputSchema: toolInput({
 		machine: z
 			.string()
 			.min(1)

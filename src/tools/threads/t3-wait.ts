@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
 import { waitForThreads } from "../../threads/wait.ts";
-import { ID_MAX, questionSchema } from "../schemas.ts";
+import { questionSchema, segmentIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const MAX_WAIT_S = 3600;
@@ -12,15 +12,12 @@ export const t3Wait = defineTool({
 	title: "Wait for a T3 run",
 	description:
 		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A run in a queue held by t3_interrupt hold_queue returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing".',
-	inputSchema: z.object({
-		thread_id: z
-			.string()
-			.min(1)
-			.max(ID_MAX)
+	inputSchema: toolInput({
+		thread_id: segmentIdArg()
 			.optional()
 			.describe("The thread to wait on. Pass this or thread_ids, not both."),
 		thread_ids: z
-			.array(z.string().min(1).max(ID_MAX))
+			.array(segmentIdArg())
 			.min(1)
 			.max(50)
 			.optional()
