@@ -1,53 +1,37 @@
 #!/usr/bin/env bun
 /**
  * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `healthcheck`,
- * `--version`, `--help`. The only module with process-wide side effects.
+ * `--version`, `--help` (cli/commands.ts). The only module with process-wide side effects.
  */
-import { runHealthcheck } from "./cli/healthcheck.ts";
+import { parseArgs, UsageError } from "./cli/args.ts";
+import { findCommand } from "./cli/commands.ts";
 import { EXIT, HELP } from "./cli/help.ts";
-import { runServe } from "./cli/run-server.ts";
-import { VERSION } from "./version.ts";
 
 async function main(argv: string[]): Promise<number> {
-	const [command = "serve", ...rest] = argv;
-	switch (command) {
-		case "serve":
-			return runServe();
-		// The simulator is loaded only by the commands that use it: `serve` starts faster.
-		case "demo": {
-			const { runDemo } = await import("./cli/demo.ts");
-			return runDemo();
-		}
-		case "sim": {
-			const { runSimCommand } = await import("./sim/cli.ts");
-			await runSimCommand(rest);
+	const [name = "serve", ...rest] = argv;
+	const command = findCommand(name);
+	if (command === undefined) {
+		process.stderr.write(`t3code-mcp: unknown command "${name}"\n\n${HELP}`);
+		return EXIT.usage;
+	}
+	if (command.args === "own")
+		return command.run(
+			{ flags: new Map(), positionals: [], help: false },
+			rest,
+		);
+	try {
+		const args = parseArgs(rest, command.args);
+		if (args.help) {
+			process.stdout.write(`usage: ${command.args.usage}\n\n${HELP}`);
 			return EXIT.ok;
 		}
-		case "check": {
-			const { runCheck } = await import("./cli/check.ts");
-			return runCheck(rest);
-		}
-		case "stdio": {
-			const { runStdio } = await import("./cli/stdio.ts");
-			return runStdio();
-		}
-		case "healthcheck":
-			return runHealthcheck();
-		case "--version":
-		case "-v":
-		case "version":
-			process.stdout.write(`${VERSION}\n`);
-			return EXIT.ok;
-		case "--help":
-		case "-h":
-		case "help":
-			process.stdout.write(HELP);
-			return EXIT.ok;
-		default:
-			process.stderr.write(
-				`t3code-mcp: unknown command "${command}"\n\n${HELP}`,
-			);
-			return EXIT.usage;
+		return await command.run(args, rest);
+	} catch (error) {
+		if (!(error instanceof UsageError)) throw error;
+		process.stderr.write(
+			`t3code-mcp ${command.name}: ${error.message}\nusage: ${error.usage}\n`,
+		);
+		return EXIT.usage;
 	}
 }
 

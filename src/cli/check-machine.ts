@@ -14,6 +14,8 @@ export interface CheckResult {
 	ok: boolean;
 	detail: string;
 	fix?: string;
+	/** Passes, but worth a ⚠ (it does not fail `check`). */
+	warning?: boolean;
 }
 
 export interface MachineReport {

@@ -1,19 +1,27 @@
 /**
  * `t3code-mcp check [--json]`: validate the config, probe every machine (check-machine.ts) and
- * the state path, print one line per check with ✓/✗ and the fix for each ✗. Exit 0 only when
+ * the state path, print one line per check with ✓/⚠/✗ and the fix for each ✗ and ⚠. Exit 0 only when
  * everything passes, 1 when a check fails, 3 on a configuration error, 2 on a bad flag.
  */
 import type { Env } from "../config/env.ts";
-import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import {
+	type AppConfig,
+	ConfigError,
+	configWarnings,
+	loadConfig,
+	openMcpWarning,
+} from "../config/index.ts";
 import { inspectStatePath } from "../store/state-file.ts";
 import { lockFileOf, probeLock } from "../store/state-lock.ts";
 import { maskSecrets, urlOrigin } from "../util/redact.ts";
+import { hasFlag, parseArgs, UsageError } from "./args.ts";
 import {
 	type CheckResult,
 	type MachineReport,
 	type ProbeOptions,
 	probeMachine,
 } from "./check-machine.ts";
+import { CHECK_ARGS } from "./commands.ts";
 import { EXIT } from "./help.ts";
 
 export interface CheckReport {
@@ -77,17 +85,34 @@ function hookCheck(hookUrl: string | undefined): CheckResult {
 }
 
 function parseFlags(argv: string[]): { json: boolean } | string {
-	let json = false;
-	for (const arg of argv) {
-		if (arg === "--json") json = true;
-		else
-			return `check: unknown flag "${arg}"\nusage: t3code-mcp check [--json]\n`;
+	try {
+		return { json: hasFlag(parseArgs(argv, CHECK_ARGS), "--json") };
+	} catch (error) {
+		if (!(error instanceof UsageError)) throw error;
+		return `t3code-mcp check: ${error.message}\nusage: ${error.usage}\n`;
 	}
-	return { json };
+}
+
+/**
+ * `/mcp` without a bearer on a non-loopback address: a ⚠ that does not fail `check` (the
+ * compose setup serves 0.0.0.0 behind its gateway on purpose).
+ */
+function openMcpCheck(config: AppConfig): CheckResult | undefined {
+	const open = openMcpWarning(config.server);
+	return (
+		open && {
+			name: "/mcp bearer",
+			ok: true,
+			warning: true,
+			detail: open.detail,
+			fix: open.fix,
+		}
+	);
 }
 
 function renderCheck(c: CheckResult): string {
-	const line = `  ${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`;
+	const mark = !c.ok ? "✗" : c.warning ? "⚠" : "✓";
+	const line = `  ${mark} ${c.name}: ${c.detail}\n`;
 	return c.fix ? `${line}      fix: ${c.fix}\n` : line;
 }
 
@@ -98,7 +123,7 @@ export function renderReport(
 ): string {
 	let out = `config ${report.config.file ?? "(none)"}\n`;
 	for (const c of report.config.checks) out += renderCheck(c);
-	for (const w of warnings) out += `  ! ${w}\n`;
+	for (const w of warnings) out += `  ⚠ ${w}\n`;
 	for (const m of report.machines) {
 		out += `\nmachine ${m.name} (${m.url})\n`;
 		for (const c of m.checks) out += renderCheck(c);
@@ -109,8 +134,12 @@ export function renderReport(
 			(n, m) => n + m.checks.filter((c) => !c.ok).length,
 			0,
 		);
+	const warned = [
+		...report.config.checks,
+		...report.machines.flatMap((m) => m.checks),
+	].filter((c) => c.ok && c.warning).length;
 	out += report.ok
-		? "\nall checks passed\n"
+		? `\nall checks passed${warned > 0 ? ` (${warned} warning${warned === 1 ? "" : "s"})` : ""}\n`
 		: `\n${failed} check${failed === 1 ? "" : "s"} failed\n`;
 	return out;
 }
@@ -143,7 +172,12 @@ export async function runCheck(
 			};
 			write(`${JSON.stringify(report, null, 2)}\n`);
 		} else {
-			write(`✗ configuration error\n${error.message}\n`);
+			write(
+				error.message
+					.split("\n")
+					.map((line) => `✗ configuration error: ${line}\n`)
+					.join(""),
+			);
 		}
 		return EXIT.config;
 	}
@@ -155,6 +189,7 @@ export async function runCheck(
 	for (const m of machines)
 		for (const c of m.checks) c.detail = maskSecrets(c.detail);
 	const lockCheck = stateLockCheck(config.server.statePath);
+	const openCheck = openMcpCheck(config);
 	const configChecks: CheckResult[] = [
 		{
 			name: "config valid",
@@ -167,6 +202,7 @@ export async function runCheck(
 		statePathCheck(config.server.statePath),
 		...(lockCheck ? [lockCheck] : []),
 		hookCheck(config.server.hookUrl),
+		...(openCheck ? [openCheck] : []),
 	];
 	const ok =
 		configChecks.every((c) => c.ok) &&

@@ -1,14 +1,35 @@
-/** `healthcheck`: GET the local /healthz (distroless images have no curl). */
+/**
+ * `healthcheck`: GET the local /healthz (distroless images have no curl). The address comes from
+ * where `serve` takes it: the environment, then `[server]` in the config file, then defaults.
+ */
 import type { Env } from "../config/env.ts";
 import { EXIT } from "./help.ts";
+import { load } from "./run-server.ts";
 
-export async function runHealthcheck(env: Env = process.env): Promise<number> {
-	const port = env.T3CODE_MCP_PORT?.trim() || "8000";
-	const host = env.T3CODE_MCP_HOST?.trim() || "127.0.0.1";
+/** Where a client on this machine reaches a server listening on `host` (any-address → loopback). */
+export function healthzUrl(host: string, port: number): string {
 	const target = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-	const url = `http://${target.includes(":") ? `[${target}]` : target}:${port}/healthz`;
+	return `http://${target.includes(":") ? `[${target}]` : target}:${port}/healthz`;
+}
+
+export async function runHealthcheck(
+	env: Env = process.env,
+	timeoutMs = 5_000,
+): Promise<number> {
+	const config = await load(env);
+	if (typeof config === "number") return config;
+	const { host, port } = config.server;
+	if (port === 0) {
+		process.stderr.write(
+			"healthcheck: the port is 0 (picked by the system at start), so there is nothing to check; set T3CODE_MCP_PORT (or [server] port) to a fixed port\n",
+		);
+		return EXIT.config;
+	}
+	const url = healthzUrl(host, port);
 	try {
-		const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+		const response = await fetch(url, {
+			signal: AbortSignal.timeout(timeoutMs),
+		});
 		if (response.status === 200) return EXIT.ok;
 		process.stderr.write(`healthcheck: ${url} answered ${response.status}\n`);
 	} catch (error) {

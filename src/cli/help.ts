@@ -5,7 +5,7 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3 } as const;
 
 export const HELP = `t3code-mcp ${VERSION} — MCP server that runs coding threads on remote T3 Code machines
 
-Usage: t3code-mcp [command] [flags]
+Usage: t3code-mcp [command] [flags]   (an unknown flag or argument is exit 2; <command> --help)
 
 Commands:
   serve            (default) the MCP server at http://HOST:PORT/mcp, configured by env + t3code.toml
@@ -28,7 +28,7 @@ Environment:
   T3CODE_MCP_HOST            listen address (default 127.0.0.1)
   T3CODE_MCP_PORT            listen port (default 8000)
   T3CODE_MCP_STATE           sqlite state (default $STATE_DIRECTORY/t3code-mcp.sqlite or ./data/t3code-mcp.sqlite)
-  T3CODE_MCP_TOKEN           bearer required on /mcp and /metrics when set
+  T3CODE_MCP_TOKEN           bearer required on /mcp and /metrics when set (16+ characters; empty = unset)
   T3CODE_MCP_ALLOWED_HOSTS   extra Host names accepted (comma list)
   T3CODE_MCP_ALLOWED_ORIGINS browser origins accepted (comma list)
   T3CODE_MCP_HOOK_URL        webhook for events (unset: events are recorded, not sent)

@@ -1,6 +1,12 @@
 /** `serve` and `demo`: run the server until SIGINT/SIGTERM, then stop cleanly (exit 0). */
 import type { Env } from "../config/env.ts";
-import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import {
+	ConfigError,
+	configWarnings,
+	type LoadConfigOptions,
+	loadConfig,
+	openMcpWarning,
+} from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
 import { createLogger, type Logger } from "../util/log.ts";
@@ -8,14 +14,23 @@ import { urlOrigin } from "../util/redact.ts";
 import { EXIT } from "./help.ts";
 import { type RunningServer, startServer } from "./serve.ts";
 
-export async function load(env: Env): Promise<AppConfig | number> {
+/** One line per problem, each saying what to fix; stderr holds nothing else before it. */
+export function configErrorText(error: ConfigError): string {
+	return error.message
+		.split("\n")
+		.map((line) => `t3code-mcp: configuration error: ${line}\n`)
+		.join("");
+}
+
+export async function load(
+	env: Env,
+	options: Omit<LoadConfigOptions, "env"> = {},
+): Promise<AppConfig | number> {
 	try {
-		return await loadConfig({ env });
+		return await loadConfig({ ...options, env });
 	} catch (error) {
 		if (error instanceof ConfigError) {
-			process.stderr.write(
-				`t3code-mcp: configuration error\n${error.message}\n`,
-			);
+			process.stderr.write(configErrorText(error));
 			return EXIT.config;
 		}
 		throw error;
@@ -65,15 +80,32 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	const config = await load(env);
 	if (typeof config === "number") return config;
 	const log = createLogger(config.server.logLevel);
-	for (const warning of configWarnings(config)) log.warn(warning);
 	const server = await startOrExplain(() => startServer(config, { log }));
 	if (typeof server === "number") return server;
+	logListening(config, server, log);
+	return runUntilSignal(signalled, server, log);
+}
+
+/**
+ * The start log, once the port is bound (a start-up error before it is then the only line on
+ * stderr): the warnings, then where `/mcp` is and whether it needs a bearer.
+ */
+export function logListening(
+	config: AppConfig,
+	server: RunningServer,
+	log: Logger,
+): void {
+	for (const warning of configWarnings(config)) log.warn(warning);
+	const open = openMcpWarning(config.server);
+	if (open) log.warn(open.detail, { fix: open.fix });
 	log.info("listening", {
 		url: server.mcpUrl,
+		mcp: config.server.token
+			? "T3CODE_MCP_TOKEN needed"
+			: "open to anyone who can reach it (T3CODE_MCP_TOKEN unset)",
 		machines: config.machines.map((m) => m.name),
 		config: config.file,
 		// Its origin only: the path of a webhook URL often holds a secret.
 		hook: config.server.hookUrl ? urlOrigin(config.server.hookUrl) : null,
 	});
-	return runUntilSignal(signalled, server, log);
 }

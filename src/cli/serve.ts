@@ -2,6 +2,8 @@
  * Starts the MCP server on `Bun.serve` for a loaded config, and stops it in an order that
  * lets in-flight waits answer: waits end first, then the listener, then machines and sqlite.
  */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
 import { createApp } from "../http/app.ts";
@@ -37,7 +39,7 @@ export async function startServer(
 		});
 	} catch (error) {
 		await services.stop(); // releases the state file for whoever starts next
-		throw listenError(error, config);
+		throw await listenError(error, config);
 	}
 	services.start();
 	const host = config.server.host.includes(":")
@@ -69,29 +71,50 @@ export async function startServer(
 	};
 }
 
-/** A port in use (or an address we may not bind) as a StartupError; anything else as is. */
-function listenError(error: unknown, config: AppConfig): unknown {
+/**
+ * Why `Bun.serve` could not listen, as a StartupError (one line and exit 3, never a stack
+ * trace): a port in use, an address this machine does not have, a name that does not resolve.
+ */
+async function listenError(
+	error: unknown,
+	config: AppConfig,
+): Promise<StartupError> {
 	const code = (error as { code?: unknown })?.code;
 	const { host, port } = config.server;
 	const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-	const fix = `stop the other process, or set T3CODE_MCP_PORT (or [server] port in ${config.file}) to a free port`;
+	const portSetting = `T3CODE_MCP_PORT (or [server] port in ${config.file})`;
+	const hostFix = `set T3CODE_MCP_HOST (or [server] host in ${config.file}) to an address of this machine, such as 127.0.0.1 or 0.0.0.0`;
 	if (code === "EADDRINUSE")
 		return new StartupError(
 			where,
 			"the port is in use by another process",
-			fix,
-		);
-	if (code === "EADDRNOTAVAIL")
-		return new StartupError(
-			where,
-			"this machine has no such address",
-			"set T3CODE_MCP_HOST to one of its addresses, or 0.0.0.0",
+			`stop the other process, or set ${portSetting} to a free port`,
 		);
 	if (code === "EACCES")
 		return new StartupError(
 			where,
 			"this user may not listen on that port",
-			`use a port above 1023 (T3CODE_MCP_PORT or [server] port in ${config.file})`,
+			`use a port above 1023 (${portSetting})`,
 		);
-	return error;
+	if (code === "EADDRNOTAVAIL")
+		return new StartupError(where, "this machine has no such address", hostFix);
+	if (isIP(host) === 0 && /^[\d.]+$/.test(host))
+		return new StartupError(where, "not a valid IP address", hostFix);
+	if (isIP(host) === 0 && !(await resolves(host)))
+		return new StartupError(
+			where,
+			`the name "${host}" does not resolve to an address`,
+			hostFix,
+		);
+	const detail = error instanceof Error ? error.message : String(error);
+	return new StartupError(where, `cannot listen there (${detail})`, hostFix);
+}
+
+async function resolves(host: string): Promise<boolean> {
+	try {
+		await lookup(host);
+		return true;
+	} catch {
+		return false;
+	}
 }

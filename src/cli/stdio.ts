@@ -14,7 +14,7 @@ import {
 	serveStdio,
 } from "@modelcontextprotocol/server/stdio";
 import { type Env, envValue } from "../config/env.ts";
-import { ConfigError, configWarnings, loadConfig } from "../config/index.ts";
+import { configWarnings } from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
 import { badInitialize } from "../mcp/initialize-check.ts";
@@ -24,7 +24,7 @@ import { StateInUseError } from "../store/state-file.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./help.ts";
-import { untilSignal } from "./run-server.ts";
+import { load, untilSignal } from "./run-server.ts";
 
 /** `$XDG_CONFIG_HOME/t3code-mcp/t3code.toml` and `$XDG_STATE_HOME/t3code-mcp/t3code-mcp.sqlite`. */
 export function xdgDefaults(env: Env): {
@@ -54,20 +54,12 @@ export function xdgDefaults(env: Env): {
 export async function runStdio(env: Env = process.env): Promise<number> {
 	const signalled = untilSignal();
 	const defaults = xdgDefaults(env);
-	let config: AppConfig;
-	try {
-		config = await loadConfig({
-			env,
-			defaultConfigFile: defaults.configFile,
-			defaultStatePath: defaults.statePath,
-		});
-	} catch (error) {
-		if (!(error instanceof ConfigError)) throw error;
-		process.stderr.write(`t3code-mcp: configuration error\n${error.message}\n`);
-		return EXIT.config;
-	}
+	const config = await load(env, {
+		defaultConfigFile: defaults.configFile,
+		defaultStatePath: defaults.statePath,
+	});
+	if (typeof config === "number") return config;
 	const log = createLogger(config.server.logLevel);
-	for (const warning of configWarnings(config)) log.warn(warning);
 
 	let services: Services;
 	try {
@@ -78,6 +70,8 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 		return EXIT.config;
 	}
 	services.start();
+	// After the state file opened: a start-up error before this is the only line on stderr.
+	for (const warning of configWarnings(config)) log.warn(warning);
 
 	let ended: () => void = () => {};
 	const stdinClosed = new Promise<string>((resolve) => {

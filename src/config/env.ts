@@ -21,6 +21,9 @@ export type Env = Record<string, string | undefined>;
 /** Settings taken from the environment; a key is present only when its variable is set. */
 export type EnvSettings = Partial<ServerSettings>;
 
+/** The shortest `T3CODE_MCP_TOKEN` accepted. */
+export const MIN_TOKEN_LENGTH = 16;
+
 const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
 /** The variable's value (trimmed), or undefined when unset, empty or blank. */
@@ -63,8 +66,18 @@ export function readServerEnv(
 	const state = envValue(env, "T3CODE_MCP_STATE");
 	if (state !== undefined) settings.statePath = resolvePath(state);
 
+	// Empty (what compose's `${T3CODE_MCP_TOKEN:-}` gives) is unset: /mcp is then open.
 	const token = envValue(env, "T3CODE_MCP_TOKEN");
-	if (token !== undefined) settings.token = token;
+	if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+		// Too short to be a secret, or to be masked reliably in output.
+		const expected = `a secret of ${MIN_TOKEN_LENGTH} or more characters`;
+		problems.push({
+			file: undefined,
+			key: "T3CODE_MCP_TOKEN",
+			expected,
+			message: `expected ${expected}, got ${token.length} characters; generate one with \`openssl rand -hex 32\`, or leave it empty to serve /mcp without a bearer`,
+		});
+	} else if (token !== undefined) settings.token = token;
 
 	const hosts = envValue(env, "T3CODE_MCP_ALLOWED_HOSTS");
 	if (hosts !== undefined) {

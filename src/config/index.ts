@@ -14,4 +14,5 @@ export type {
 	MachineConfig,
 	ServerSettings,
 } from "./types.ts";
-export { configWarnings } from "./warnings.ts";
+export type { OpenMcpWarning } from "./warnings.ts";
+export { configWarnings, openMcpWarning } from "./warnings.ts";

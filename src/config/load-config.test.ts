@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "./config-error.ts";
 import { type LoadConfigOptions, loadConfig } from "./load-config.ts";
-import { configWarnings } from "./warnings.ts";
+import { configWarnings, openMcpWarning } from "./warnings.ts";
 
 let root: string;
 let n = 0;
@@ -236,10 +236,15 @@ describe("bad config files: the exact message", () => {
 
 	it("TOML syntax error", async () => {
 		expect(await errorOf(`[machines.mac]\nurl = nope\n`)).toBe(
-			't3code.toml: TOML syntax error: Strings must be quoted: "nope"',
+			't3code.toml: TOML syntax error at line 2: Strings must be quoted: "nope"; fix that line (strings in "double quotes", tables as [name], one key = value per line; see t3code.example.toml)',
 		);
-		expect(await errorOf(`[server]\nport = 99999999999999999999\n`)).toBe(
-			"t3code.toml: TOML syntax error: Integer is outside the 64-bit signed range",
+		expect(
+			await errorOf(`# a comment\n[server]\nport = 99999999999999999999\n`),
+		).toStartWith(
+			"t3code.toml: TOML syntax error at line 3: Integer is outside the 64-bit signed range; fix that line",
+		);
+		expect(await errorOf(`${MAC}\n[machines.mac]\nurl = "http://x"\n`)).toBe(
+			"t3code.toml: TOML syntax error at line 6: Cannot redefine table 'mac'; [machines.mac] is defined twice: merge both into one table",
 		);
 	});
 
@@ -444,8 +449,11 @@ log_level = "debug"
 			pingTimeoutS: 10,
 			logLevel: "debug",
 		});
-		expect(configWarnings(config)).toContain(
+		expect(openMcpWarning(config.server)?.detail).toBe(
 			"listening on 0.0.0.0 without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token",
+		);
+		expect(openMcpWarning({ ...config.server, host: "127.0.0.1" })).toBe(
+			undefined,
 		);
 	});
 });
@@ -467,7 +475,7 @@ log_level = "warn"
 			T3CODE_MCP_HOST: "::",
 			T3CODE_MCP_PORT: "0",
 			T3CODE_MCP_STATE: "rel/env.sqlite",
-			T3CODE_MCP_TOKEN: "inbound",
+			T3CODE_MCP_TOKEN: "inbound-0123456789",
 			T3CODE_MCP_ALLOWED_HOSTS: " a.example, ,b ,",
 			T3CODE_MCP_ALLOWED_ORIGINS: "https://claude.ai,http://localhost:5173",
 			T3CODE_MCP_HOOK_URL: "https://env.example/hook",
@@ -480,7 +488,7 @@ log_level = "warn"
 			host: "::",
 			port: 0,
 			statePath: join(dir, "rel/env.sqlite"),
-			token: "inbound",
+			token: "inbound-0123456789",
 			allowedHosts: ["a.example", "b"],
 			allowedOrigins: ["https://claude.ai", "http://localhost:5173"],
 			hookUrl: "https://env.example/hook",
@@ -490,6 +498,17 @@ log_level = "warn"
 			pingTimeoutS: 10,
 			logLevel: "error",
 		});
+	});
+
+	it("T3CODE_MCP_TOKEN: 16 characters or more; shorter is an error that does not show it", async () => {
+		const { config } = await load(MAC, {
+			T3CODE_MCP_TOKEN: "0123456789abcdef",
+		});
+		expect(config.server.token).toBe("0123456789abcdef");
+		const message = await errorOf(MAC, { T3CODE_MCP_TOKEN: "0123456789abcde" });
+		expect(message).toBe(
+			"T3CODE_MCP_TOKEN: expected a secret of 16 or more characters, got 15 characters; generate one with `openssl rand -hex 32`, or leave it empty to serve /mcp without a bearer",
+		);
 	});
 
 	it("an empty variable counts as unset", async () => {

@@ -10,6 +10,7 @@ import { ConfigError, type ConfigProblem } from "./config-error.ts";
 import { credentialToken } from "./credentials.ts";
 import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
 import { type FileConfig, validateFile } from "./file-schema.ts";
+import { tomlSyntaxMessage } from "./toml-error.ts";
 import type { AppConfig, MachineConfig, ServerSettings } from "./types.ts";
 
 export interface LoadConfigOptions {
@@ -152,12 +153,11 @@ async function readToml(
 	try {
 		return Bun.TOML.parse(text);
 	} catch (err) {
-		const detail = (err as Error).message.replace(/^TOML Parse error:\s*/, "");
 		problems.push({
 			file: shown,
 			key: "",
 			expected: "valid TOML",
-			message: `TOML syntax error: ${detail}`,
+			message: tomlSyntaxMessage(text, err),
 		});
 		return undefined;
 	}

@@ -1,11 +1,17 @@
 /**
  * Findings in a valid configuration that are worth a log line at startup but do not stop the
- * server: no machines, a machine whose token variable is unset, no inbound token on a
- * non-loopback address. `src/index.ts` logs them once the logger exists.
+ * server: no machines, a machine whose token variable is unset, and (HTTP only) `/mcp` served
+ * without a bearer on a non-loopback address. The commands log them once the server listens.
  */
-import type { AppConfig } from "./types.ts";
+import type { AppConfig, ServerSettings } from "./types.ts";
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|::1)$/i;
+
+/** What is left open, and how to close it. */
+export interface OpenMcpWarning {
+	detail: string;
+	fix: string;
+}
 
 /** @example for (const w of configWarnings(config)) log.warn(w); */
 export function configWarnings(config: AppConfig): string[] {
@@ -22,10 +28,20 @@ export function configWarnings(config: AppConfig): string[] {
 			);
 		}
 	}
-	if (config.server.token === undefined && !LOOPBACK.test(config.server.host)) {
-		out.push(
-			`listening on ${config.server.host} without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token`,
-		);
-	}
 	return out;
+}
+
+/**
+ * `/mcp` and `/metrics` served without a bearer on an address others can reach (a container's
+ * 0.0.0.0 behind a gateway does this on purpose, so it warns and never fails).
+ */
+export function openMcpWarning(
+	server: Pick<ServerSettings, "host" | "token">,
+): OpenMcpWarning | undefined {
+	if (server.token !== undefined || LOOPBACK.test(server.host))
+		return undefined;
+	return {
+		detail: `listening on ${server.host} without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token`,
+		fix: "set T3CODE_MCP_TOKEN to a secret of 16 or more characters (e.g. `openssl rand -hex 32`) and send it as the bearer, or listen on 127.0.0.1; leave it so only when a gateway in front of this port is the only way in",
+	};
 }

@@ -141,7 +141,7 @@ describe("the compiled binary", () => {
 		// config file, and a bearer the request below does not send.
 		writeFileSync(
 			join(cwd, ".env"),
-			"T3CODE_MCP_PORT=1\nT3CODE_MCP_CONFIG=/nonexistent/t3code.toml\nT3CODE_MCP_TOKEN=from-dotenv\n",
+			"T3CODE_MCP_PORT=1\nT3CODE_MCP_CONFIG=/nonexistent/t3code.toml\nT3CODE_MCP_TOKEN=from-dotenv-0123456789\n",
 		);
 		writeFileSync(join(cwd, "bunfig.toml"), "[run]\npreload = ['./nope.ts']\n");
 		// Control: plain bun does load that .env.

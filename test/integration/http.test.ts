@@ -25,7 +25,7 @@ describe("loopback listener, machines down", () => {
 				{ name: "a", url: `http://127.0.0.1:${a}` },
 				{ name: "b", url: `http://127.0.0.1:${b}` },
 			],
-			server: { token: "inbound-secret" },
+			server: { token: "inbound-secret-0123" },
 		});
 	});
 	afterAll(async () => {
@@ -35,7 +35,7 @@ describe("loopback listener, machines down", () => {
 	// Its latency (target < 50 ms) is measured in bench/, not asserted here.
 	test("/healthz answers 200 with every machine down", async () => {
 		const response = await fetch(`${stack.server.url}/healthz`, {
-			headers: { authorization: "Bearer inbound-secret" },
+			headers: { authorization: "Bearer inbound-secret-0123" },
 		});
 		expect(response.status).toBe(200);
 		const body = (await response.json()) as Record<string, unknown>;
@@ -51,7 +51,11 @@ describe("loopback listener, machines down", () => {
 	});
 
 	test("with T3CODE_MCP_TOKEN set, /healthz without that bearer says only status and version", async () => {
-		for (const authorization of [undefined, "Bearer wrong", "inbound-secret"]) {
+		for (const authorization of [
+			undefined,
+			"Bearer wrong",
+			"inbound-secret-0123",
+		]) {
 			const response = await fetch(`${stack.server.url}/healthz`, {
 				headers: authorization ? { authorization } : {},
 			});
@@ -70,7 +74,7 @@ describe("loopback listener, machines down", () => {
 			headers: {
 				...mcpHeaders,
 				host: "evil.example",
-				authorization: "Bearer inbound-secret",
+				authorization: "Bearer inbound-secret-0123",
 			},
 			body: listTools,
 		});
@@ -83,7 +87,7 @@ describe("loopback listener, machines down", () => {
 			headers: {
 				...mcpHeaders,
 				origin: "http://evil.example",
-				authorization: "Bearer inbound-secret",
+				authorization: "Bearer inbound-secret-0123",
 			},
 			body: listTools,
 		});
@@ -112,7 +116,7 @@ describe("loopback listener, machines down", () => {
 		expect(data.machines).toHaveLength(2);
 		expect((await fetch(`${stack.server.url}/metrics`)).status).toBe(401);
 		const metrics = await fetch(`${stack.server.url}/metrics`, {
-			headers: { authorization: "Bearer inbound-secret" },
+			headers: { authorization: "Bearer inbound-secret-0123" },
 		});
 		expect(metrics.status).toBe(200);
 		const text = await metrics.text();
