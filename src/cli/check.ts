@@ -13,7 +13,7 @@ import {
 } from "../config/index.ts";
 import { inspectStatePath } from "../store/state-file.ts";
 import { lockFileOf, probeLock } from "../store/state-lock.ts";
-import { maskSecrets, urlOrigin } from "../util/redact.ts";
+import { maskCredentials, maskSecrets, urlOrigin } from "../util/redact.ts";
 import { hasFlag, parseArgs, UsageError } from "./args.ts";
 import {
 	type CheckResult,
@@ -148,7 +148,9 @@ export async function runCheck(
 	argv: string[],
 	deps: CheckDeps = {},
 ): Promise<number> {
-	const write = deps.write ?? ((text: string) => process.stdout.write(text));
+	const print = deps.write ?? ((text: string) => process.stdout.write(text));
+	// Safety net: nothing printed shows a configured secret, whatever text it quotes.
+	const write = (text: string) => print(maskSecrets(text));
 	const flags = parseFlags(argv);
 	if (typeof flags === "string") {
 		process.stderr.write(flags);
@@ -187,7 +189,7 @@ export async function runCheck(
 	);
 	// Safety net: no detail shows a configured secret, whatever text it quotes.
 	for (const m of machines)
-		for (const c of m.checks) c.detail = maskSecrets(c.detail);
+		for (const c of m.checks) c.detail = maskCredentials(c.detail);
 	const lockCheck = stateLockCheck(config.server.statePath);
 	const openCheck = openMcpCheck(config);
 	const configChecks: CheckResult[] = [

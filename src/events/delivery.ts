@@ -10,7 +10,7 @@ import { type GroupCommit, immediateCommit } from "../store/group-commit.ts";
 import type { EventRow, Outbox } from "../store/outbox.ts";
 import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
-import { redact } from "../util/redact.ts";
+import { maskJsonText, redact } from "../util/redact.ts";
 import { parseRetryAfter, retryDelayMs } from "./retry.ts";
 import { signWebhook } from "./signature.ts";
 
@@ -172,6 +172,8 @@ export function createDeliveryWorker(
 
 	async function attempt(row: EventRow): Promise<void> {
 		const url = options.url as string;
+		// Masked when stored; once more here, for a secret configured since.
+		const body = maskJsonText(row.body);
 		const timestampS = Math.floor(deps.clock.now() / 1000);
 		const headers: Record<string, string> = {
 			"content-type": "application/json",
@@ -186,7 +188,7 @@ export function createDeliveryWorker(
 				options.secret,
 				row.id,
 				timestampS,
-				row.body,
+				body,
 			);
 		let status = 0;
 		let error: string;
@@ -195,7 +197,7 @@ export function createDeliveryWorker(
 			const response = await doFetch(url, {
 				method: "POST",
 				headers,
-				body: row.body,
+				body,
 				redirect: "manual",
 				signal: AbortSignal.timeout(timeoutMs),
 			});

@@ -2,7 +2,7 @@
 import type { Services } from "../services.ts";
 import { outboxStats } from "../store/outbox-stats.ts";
 import { activeWaits } from "../threads/wait.ts";
-import { redact } from "../util/redact.ts";
+import { maskDeep, redact } from "../util/redact.ts";
 
 /** What anyone who can reach `/healthz` sees when `T3CODE_MCP_TOKEN` is set and not sent. */
 export function publicHealth(services: Services) {
@@ -33,7 +33,8 @@ export function healthReport(services: Services) {
 	const storageError = services.writeProbe.check(now);
 	// This process's latest delivery failure; after a restart, the newest one on a row.
 	const lastError = services.events.delivery.lastError() ?? stats.lastError;
-	return {
+	// The safety net over every field (a storage error quotes sqlite, which may quote a path).
+	return maskDeep({
 		// Still 200: the process serves; "degraded" says the state cannot be written right now.
 		status: storageError ? "degraded" : "ok",
 		version: services.version,
@@ -54,7 +55,7 @@ export function healthReport(services: Services) {
 					},
 				}
 			: {}),
-	};
+	});
 }
 
 export function metricsText(services: Services): string {

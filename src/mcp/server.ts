@@ -9,7 +9,7 @@ import { T3Error } from "../t3/machine-api.ts";
 import { ThreadError } from "../threads/errors.ts";
 import { tools } from "../tools/index.ts";
 import type { ToolContext, ToolDefinition } from "../tools/tool.ts";
-import { maskSecrets } from "../util/redact.ts";
+import { maskCredentials, maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { takeReadAhead } from "./read-ahead.ts";
 import { ToolFailure, toolError } from "./result.ts";
@@ -86,7 +86,7 @@ function register(
 					error instanceof ThreadError ||
 					error instanceof T3Error
 				)
-					return toolError(maskSecrets(error.message));
+					return toolError(maskCredentials(error.message));
 				if (isStorageError(error)) {
 					services.log.error("state database write failed", {
 						tool: tool.name,
@@ -121,7 +121,12 @@ function toolContext(ctx: ServerContext): ToolContext {
 						count += 1;
 						await ctx.mcpReq.notify({
 							method: "notifications/progress",
-							params: { progressToken: token, progress: count, message },
+							params: {
+								progressToken: token,
+								progress: count,
+								// Progress lines quote T3 (the latest message).
+								message: maskSecrets(message),
+							},
 						});
 					},
 	};

@@ -7,8 +7,61 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
 
-const MIGRATIONS: string[] = [
+/**
+ * Masks every text from outside already in the file, once (CONTRACT.md "HTTP"): rows written
+ * before every T3 text was masked may hold a configured secret. Runs with the secrets of the
+ * configuration the server starts with (registered before the file is opened).
+ */
+function maskStoredText(db: Db): void {
+	const rows = <T>(sql: string) => db.query<T, []>(sql).all();
+	const setThread = db.query(
+		"UPDATE threads SET title = $title, project_title = $pt, project_path = $pp WHERE thread_id = $id",
+	);
+	for (const r of rows<{
+		thread_id: string;
+		title: string;
+		project_title: string | null;
+		project_path: string | null;
+	}>("SELECT thread_id, title, project_title, project_path FROM threads")) {
+		const title = maskSecrets(r.title);
+		const pt = r.project_title === null ? null : maskSecrets(r.project_title);
+		const pp = r.project_path === null ? null : maskSecrets(r.project_path);
+		if (title !== r.title || pt !== r.project_title || pp !== r.project_path)
+			setThread.run({ id: r.thread_id, title, pt, pp });
+	}
+	const setEvent = db.query(
+		"UPDATE events SET body = $body, last_error = $error WHERE id = $id",
+	);
+	for (const r of rows<{ id: string; body: string; last_error: string | null }>(
+		"SELECT id, body, last_error FROM events",
+	)) {
+		const body = maskJsonText(r.body);
+		const error = r.last_error === null ? null : redact(r.last_error);
+		if (body !== r.body || error !== r.last_error)
+			setEvent.run({ id: r.id, body, error });
+	}
+	const setOperation = db.query(
+		"UPDATE operations SET result = $result, project_title = $pt, project_path = $pp WHERE tool = $tool AND key = $key",
+	);
+	for (const r of rows<{
+		tool: string;
+		key: string;
+		result: string | null;
+		project_title: string | null;
+		project_path: string | null;
+	}>("SELECT tool, key, result, project_title, project_path FROM operations")) {
+		const result = r.result === null ? null : maskJsonText(r.result);
+		const pt = r.project_title === null ? null : maskSecrets(r.project_title);
+		const pp = r.project_path === null ? null : maskSecrets(r.project_path);
+		if (result !== r.result || pt !== r.project_title || pp !== r.project_path)
+			setOperation.run({ tool: r.tool, key: r.key, result, pt, pp });
+	}
+}
+
+/** Numbered steps: SQL, or code for what SQL cannot do. `user_version` records the last run. */
+const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	`CREATE TABLE threads (
 		thread_id TEXT PRIMARY KEY,
 		machine TEXT NOT NULL,
@@ -97,6 +150,7 @@ const MIGRATIONS: string[] = [
 	ALTER TABLE operations ADD COLUMN project_path TEXT;`,
 	// The delivery worker walks pending rows in due order (`due` in src/store/outbox.ts).
 	"CREATE INDEX IF NOT EXISTS events_due ON events(status, next_attempt_at, created_at);",
+	maskStoredText,
 ];
 
 export type Db = Database;
@@ -128,9 +182,18 @@ function migrate(db: Db): void {
 		db.query("PRAGMA user_version").get() as { user_version: number }
 	).user_version;
 	for (let i = current; i < MIGRATIONS.length; i++) {
+		const step = MIGRATIONS[i] as string | ((db: Db) => void);
+		// Code steps rewrite text in place: what they replace is zeroed, not left in free space.
+		if (typeof step !== "string") db.exec("PRAGMA secure_delete = ON");
 		db.transaction(() => {
-			db.exec(MIGRATIONS[i] as string);
+			if (typeof step === "string") db.exec(step);
+			else step(db);
 			db.exec(`PRAGMA user_version = ${i + 1}`);
 		})();
+		if (typeof step !== "string") {
+			db.exec("PRAGMA secure_delete = OFF");
+			// The old pages leave the file now, and the WAL holding the new ones is emptied.
+			db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+		}
 	}
 }

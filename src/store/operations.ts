@@ -14,6 +14,7 @@
  *   hidden later is known.
  * - `remove(tool, key)` / `removeRef(tool, ref)`: frees a key whose operation did not happen.
  */
+import { maskDeep, maskSecrets } from "../util/redact.ts";
 import type { Db } from "./db.ts";
 
 export interface OperationRecord {
@@ -99,11 +100,12 @@ export function createOperationStore(
 				tool,
 				key,
 				threadId,
-				result: JSON.stringify(result),
+				// A stored result quotes T3 like the tool result it repeats.
+				result: JSON.stringify(maskDeep(result)),
 				machine: place?.machine ?? null,
 				project_id: place?.project_id ?? null,
-				project_title: place?.project_title ?? null,
-				project_path: place?.project_path ?? null,
+				project_title: place ? maskSecrets(place.project_title) : null,
+				project_path: place ? maskSecrets(place.project_path) : null,
 			});
 		},
 		remove: (tool: string, key: string) => {

@@ -5,6 +5,7 @@
  * A thread's pending rows are `held` while its project is not allowed (kept, never sent) and
  * pending again once it is.
  */
+import { maskJsonText } from "../util/redact.ts";
 import type { Db } from "./db.ts";
 
 export interface EventRow {
@@ -92,7 +93,8 @@ export function createOutbox(db: Db) {
 				| "created_at"
 			>,
 		) => {
-			insert.run(row);
+			// The body quotes T3 (titles, message, question): the safety net before it is stored.
+			insert.run({ ...row, body: maskJsonText(row.body) });
 		},
 		due: (now: number, limit: number): EventRow[] => due.all({ now, limit }),
 		nextDueAt: (): number | null => nextDue.get()?.at ?? null,

@@ -4,6 +4,7 @@
  * not returned, exactly as if it did not exist, so every tool and the event tracker built on
  * these reads leaves it alone. It stays stored: allowed again, it is back as it was.
  */
+import { maskSecrets } from "../util/redact.ts";
 import type { Db } from "./db.ts";
 
 export interface ThreadRecord {
@@ -110,10 +111,14 @@ export function createThreadStore(
 			return record !== null && !visible(record);
 		},
 		upsert: (t: ThreadUpsert) => {
+			// Titles and paths come from T3: stored only masked (CONTRACT.md "HTTP").
 			upsert.run({
 				...t,
-				projectTitle: t.projectTitle ?? null,
-				projectPath: t.projectPath ?? null,
+				title: maskSecrets(t.title),
+				projectTitle:
+					t.projectTitle === undefined ? null : maskSecrets(t.projectTitle),
+				projectPath:
+					t.projectPath === undefined ? null : maskSecrets(t.projectPath),
 				watched: t.watched ? 1 : 0,
 			});
 		},
@@ -139,7 +144,7 @@ export function createThreadStore(
 			},
 			now: number,
 		) => {
-			observe.run({ id, ...seen, now });
+			observe.run({ id, ...seen, title: maskSecrets(seen.title), now });
 		},
 		setBaseline: (id: string, ordinal: number) => {
 			setBaseline.run({ id, ordinal });

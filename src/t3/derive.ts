@@ -4,7 +4,7 @@
  * approval, and a run's timeline. Pure functions; used by the MCP tools and by events.
  */
 
-import { redact } from "../util/redact.ts";
+import { maskAndCap, redact } from "../util/redact.ts";
 import {
 	BUSY_RUN_STATUSES,
 	type PendingRuntimeRequest,
@@ -371,9 +371,10 @@ export function runDetails(
 
 export const TRUNCATION_MARKER = "…[truncated]";
 
-/** Cut `text` to at most `maxChars` characters, ending with a visible marker when cut. */
+/**
+ * `text` (from T3) with every secret masked, then cut to at most `maxChars` characters ending
+ * with a visible marker when cut: masked first, so no piece of a secret survives the cut.
+ */
 export function capText(text: string, maxChars: number): string {
-	if (text.length <= maxChars) return text;
-	const keep = Math.max(0, maxChars - TRUNCATION_MARKER.length);
-	return `${text.slice(0, keep)}${TRUNCATION_MARKER}`;
+	return maskAndCap(text, maxChars, TRUNCATION_MARKER);
 }

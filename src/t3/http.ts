@@ -3,6 +3,8 @@
  * session, websocket ticket, shell and thread snapshots. Every failure becomes a T3Error
  * whose message names the URL and the cause but never the token.
  */
+
+import { redact, urlShown } from "../util/redact.ts";
 import {
 	decodeAuthSession,
 	decodeDescriptor,
@@ -71,7 +73,8 @@ function bodySummary(body: unknown): string {
 		b.message,
 	]
 		.filter((p): p is string => typeof p === "string" && p.length > 0)
-		.map((p) => p.slice(0, 200));
+		// Masked before the cut, so a secret straddling it leaves nothing behind.
+		.map((p) => redact(p, 200));
 	return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
@@ -86,8 +89,8 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		opts: { auth: boolean; orchestration?: boolean },
 	): Promise<unknown> {
 		const url = `${base}${path}`;
-		// Messages name the URL, but never a huge one (an id is user input).
-		const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url;
+		// Messages name the URL, but never a huge one (an id is user input), nor its query.
+		const shown = urlShown(url);
 		const headers: Record<string, string> = { accept: "application/json" };
 		if (opts.auth && options.token)
 			headers.authorization = `Bearer ${options.token}`;
@@ -171,7 +174,7 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 			const detail = parsed
 				? bodySummary(body)
 				: text
-					? ` (${text.slice(0, 200)})`
+					? ` (${redact(text, 200)})`
 					: "";
 			throw new T3Error(
 				"SERVER_ERROR",

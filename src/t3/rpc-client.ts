@@ -5,6 +5,7 @@
  * (notes/bun.md §5). It does not reconnect: the machine owns that.
  */
 import type { Logger } from "../util/log.ts";
+import { redact } from "../util/redact.ts";
 import { T3Error } from "./machine-api.ts";
 import {
 	decodeExit,
@@ -272,7 +273,7 @@ export function connectRpc(options: RpcClientOptions): Promise<RpcClient> {
 						break;
 					case "unknown":
 						log.warn("ignoring unknown rpc frame", {
-							frame: String(JSON.stringify(msg.raw)).slice(0, 200),
+							frame: redact(String(JSON.stringify(msg.raw)), 200),
 						});
 						break;
 				}

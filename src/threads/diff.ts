@@ -7,6 +7,7 @@
  */
 import { T3Error } from "../t3/machine-api.ts";
 import { BUSY_RUN_STATUSES, type Run } from "../t3/model.ts";
+import { maskSecrets } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { locateThread, readDetail } from "./locate.ts";
@@ -227,6 +228,8 @@ export async function readDiff(
 		throw error;
 	}
 
+	// Masked whole before paging, so no page boundary cuts a secret (CONTRACT.md "HTTP").
+	diff = maskSecrets(diff);
 	const bytes = new TextEncoder().encode(diff);
 	const offset = cursor?.o ?? 0;
 	if (offset > bytes.length)

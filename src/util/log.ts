@@ -4,7 +4,7 @@
  * redacted (redact.ts), so a careless call site cannot leak a credential.
  */
 import type { LogLevel } from "../config/types.ts";
-import { redact } from "./redact.ts";
+import { maskJsonText, redact } from "./redact.ts";
 
 export interface Logger {
 	debug(msg: string, fields?: Record<string, unknown>): void;
@@ -59,13 +59,16 @@ export function createLogger(
 		fields?: Record<string, unknown>,
 	) => {
 		if (ORDER[lvl] < min) return;
+		// The line itself once more: a class instance's fields are serialised unredacted.
 		write(
-			JSON.stringify({
-				time: new Date().toISOString(),
-				level: lvl,
-				msg: redact(msg),
-				...redactFields({ ...base, ...fields }),
-			}),
+			maskJsonText(
+				JSON.stringify({
+					time: new Date().toISOString(),
+					level: lvl,
+					msg: redact(msg),
+					...redactFields({ ...base, ...fields }),
+				}),
+			),
 		);
 	};
 	return {

@@ -2,11 +2,18 @@ import { afterEach, describe, expect, it } from "bun:test";
 import {
 	clearSecretsForTest,
 	MASK,
+	maskAndCap,
+	maskCredentials,
+	maskDeep,
+	maskJsonText,
+	maskPieces,
 	maskSecrets,
+	mayHoldSecret,
 	redact,
 	registerConfigSecrets,
 	registerSecrets,
 	urlOrigin,
+	urlShown,
 } from "./redact.ts";
 
 afterEach(clearSecretsForTest);
@@ -26,7 +33,7 @@ describe("maskSecrets", () => {
 		expect(maskSecrets("q=tok%2Fen%2Bwith%3Dchars")).not.toContain("tok");
 	});
 
-	it("masks Authorization, Bearer and credential values it does not know", () => {
+	it("maskCredentials also masks Authorization, Bearer and credential values it does not know", () => {
 		const text = [
 			"Authorization: Bearer abcdefghijkl",
 			'{"authorization":"Basic dXNlcjpwYXNzd29yZA=="}',
@@ -37,7 +44,8 @@ describe("maskSecrets", () => {
 			"Cookie: session=cookie-value-1",
 			"http://user:pw@example.com/x",
 		].join("\n");
-		const out = maskSecrets(text);
+		const out = maskCredentials(text);
+		expect(maskSecrets(text)).toBe(text);
 		for (const leak of [
 			"abcdefghijkl",
 			"dXNlcjpwYXNzd29yZA",
@@ -57,6 +65,7 @@ describe("maskSecrets", () => {
 		const text =
 			"the token in T3_MAC_TOKEN is accepted; token lacks scope orchestration:operate; no token: environment variable T3_X_TOKEN is not set";
 		expect(maskSecrets(text)).toBe(text);
+		expect(maskCredentials(text)).toBe(text);
 	});
 });
 
@@ -97,7 +106,8 @@ describe("registerConfigSecrets", () => {
 				token: "inbound-secret-2",
 				allowedHosts: [],
 				allowedOrigins: [],
-				hookUrl: "https://hooks.example/in/abcdef123456",
+				hookUrl:
+					"https://hooks.example/in/abcdef1234567890?sig=query-value-77&x=1",
 				hookToken: "hook-token-3333",
 				hookSecret: undefined,
 				waitTimeoutS: 600,
@@ -106,9 +116,12 @@ describe("registerConfigSecrets", () => {
 			},
 		});
 		const out = maskSecrets(
-			"machine-secret-1 inbound-secret-2 hook-token-3333 POST /in/abcdef123456",
+			"machine-secret-1 inbound-secret-2 hook-token-3333 POST /in/abcdef1234567890?sig=query-value-77&x=1",
 		);
-		expect(out).toBe(`${MASK} ${MASK} ${MASK} POST ${MASK}`);
+		// Short path segments and values are route names, not secrets.
+		expect(out).toBe(
+			`${MASK} ${MASK} ${MASK} POST /in/${MASK}?sig=${MASK}&x=1`,
+		);
 	});
 });
 
@@ -120,3 +133,116 @@ describe("urlOrigin", () => {
 		expect(urlOrigin("not a url")).toBe("(invalid URL)");
 	});
 });
+
+const SECRET = "s3cr3t-token-abcdefghij";
+
+describe("mask first, then cut: no piece of a secret survives", () => {
+	it("redact: a secret straddling the 500 cap at every position leaves ≤ 4 characters", () => {
+		registerSecrets([SECRET]);
+		for (let at = 480; at <= 505; at++) {
+			const out = redact(`${"x".repeat(at)}${SECRET}${"y".repeat(600)}`);
+			expect(out.length).toBeLessThanOrEqual(500);
+			expect(longestPiece(out, SECRET)).toBeLessThanOrEqual(4);
+		}
+	});
+
+	it("maskAndCap: around the cap, with the marker", () => {
+		registerSecrets([SECRET]);
+		for (let at = 80; at <= 101; at++) {
+			const out = maskAndCap(
+				`${"x".repeat(at)}${SECRET}${"y".repeat(at % 3 === 0 ? 0 : 200)}`,
+				100,
+				"…[truncated]",
+			);
+			expect(out.length).toBeLessThanOrEqual(100);
+			expect(longestPiece(out, SECRET)).toBeLessThanOrEqual(4);
+		}
+		// Short text is only masked.
+		expect(maskAndCap(`a ${SECRET} b`, 100, "…")).toBe(`a ${MASK} b`);
+		// Masking shrank it under the cap, but it was longer: still marked as cut.
+		const long = `${SECRET.repeat(10)}tail`;
+		expect(maskAndCap(long, 60, "…")).toEndWith("…");
+	});
+
+	it("a text ending or starting with a piece of a secret (cut by T3, still streaming) has it masked", () => {
+		registerSecrets([SECRET]);
+		for (let k = 5; k < SECRET.length; k++) {
+			expect(maskPieces(`streaming: ${SECRET.slice(0, k)}`)).toBe(
+				`streaming: ${MASK}`,
+			);
+			expect(maskPieces(`${SECRET.slice(-k)} and more`)).toBe(
+				`${MASK} and more`,
+			);
+			// The safety net masks whole secrets only (names are not mistaken for pieces).
+			expect(maskSecrets(`${SECRET.slice(-k)} and more`)).toBe(
+				`${SECRET.slice(-k)} and more`,
+			);
+		}
+		// 4 characters are too common to mean anything.
+		expect(maskPieces("ends with s3cr")).toBe("ends with s3cr");
+		expect(maskPieces("ghij starts")).toBe("ghij starts");
+	});
+});
+
+describe("idempotent", () => {
+	it("masking twice changes nothing (the marker never grows)", () => {
+		registerSecrets([SECRET]);
+		const texts = [
+			`Authorization: Bearer ${SECRET}`,
+			"authorization: [redacted]",
+			'{"access_token": "[redacted]"}',
+			"token=[redacted]&x=1",
+			"Cookie: [redacted]",
+			"http://[redacted]@host/",
+			`${SECRET.slice(0, 7)}`,
+			`x-api-key=${SECRET}`,
+		];
+		for (const text of texts) {
+			for (const mask of [maskCredentials, maskSecrets, maskPieces]) {
+				const once = mask(text);
+				expect(mask(once)).toBe(once);
+				expect(once).not.toContain("]]");
+			}
+			const capped = redact(`${"z".repeat(495)}${text}`);
+			expect(redact(capped)).toBe(capped);
+		}
+	});
+});
+
+describe("maskDeep and maskJsonText", () => {
+	it("mask every string and key, and return the same object when nothing is found", () => {
+		registerSecrets([SECRET]);
+		const clean = { a: "x", b: [1, { c: "y" }] };
+		expect(maskDeep(clean)).toBe(clean);
+		const dirty = {
+			a: `x ${SECRET}`,
+			b: [1, { [SECRET]: "y", d: SECRET }],
+		};
+		expect(JSON.stringify(maskDeep(dirty))).toBe(
+			JSON.stringify({ a: `x ${MASK}`, b: [1, { [MASK]: "y", d: MASK }] }),
+		);
+		expect(dirty.a).toBe(`x ${SECRET}`);
+		const json = JSON.stringify(dirty);
+		expect(mayHoldSecret(json)).toBe(true);
+		expect(maskJsonText(json)).not.toContain("s3cr3t");
+		expect(mayHoldSecret(JSON.stringify(clean))).toBe(false);
+	});
+});
+
+describe("urlShown", () => {
+	it("drops the query and fragment", () => {
+		expect(urlShown("http://h:1/api?token=abc#frag")).toBe("http://h:1/api");
+		expect(urlShown("http://h:1/x")).toBe("http://h:1/x");
+	});
+});
+
+/** The longest substring of `secret` found in `text`. */
+function longestPiece(text: string, secret: string): number {
+	let best = 0;
+	for (let i = 0; i < secret.length; i++)
+		for (let j = i + best + 1; j <= secret.length; j++) {
+			if (text.includes(secret.slice(i, j))) best = j - i;
+			else break;
+		}
+	return best;
+}

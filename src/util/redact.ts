@@ -1,22 +1,36 @@
 /**
- * The one place text from outside (a T3 server's, a proxy's or a webhook receiver's error
- * body or reason) is made safe to show: every configured secret and any credential-looking
- * value is masked, and the text is capped (CONTRACT.md "HTTP"). Secrets are registered once per
- * process from the configuration: they come from the process environment, and text from
- * anywhere in the process (a log line, a T3 error deep in the protocol client) is checked
- * against all of them without threading them through every module.
+ * The one place text from outside is made safe to show (CONTRACT.md "HTTP"). Every text a T3
+ * server sends (titles, messages, questions, tool titles, notices, diffs, error bodies), and a
+ * proxy's or webhook receiver's reply, has every configured secret masked before it is shown,
+ * stored or sent. Error bodies and reasons also get credential-looking values masked
+ * (`maskCredentials`, `redact`); messages and diffs do not, since there that pattern is
+ * ordinary code.
+ *
+ * Secrets are registered once per process from the configuration: they come from the process
+ * environment, and text from anywhere in the process is checked against all of them without
+ * threading them through every module. Masking comes before every cut, and a T3 text cut or
+ * capped here that starts or ends with a piece of a secret (cut by T3, or a message still
+ * streaming) has that piece masked too, so no more than 4 characters of a secret survive.
+ * Masking twice changes nothing.
  */
 import type { AppConfig } from "../config/types.ts";
 
 export const MASK = "[redacted]";
 /** Shorter values are not masked: too likely to occur by chance in ordinary text. */
 export const MIN_SECRET_LENGTH = 8;
-/** Outside text longer than this is cut (an error page can be megabytes). */
+/** Outside error text longer than this is cut (an error page can be megabytes). */
 export const MAX_OUTSIDE_TEXT = 500;
+/** A hook URL path segment this long is taken for a secret (shorter ones are route names). */
+export const MIN_PATH_SECRET_LENGTH = 16;
+/** The shortest piece of a secret masked at a text's start or end (4 characters may show). */
+const MIN_PIECE = 5;
 
 const secrets = new Set<string>();
 /** Longest first, so a secret containing another is masked whole. */
 let ordered: string[] = [];
+/** Each secret as it appears inside a JSON string. */
+let jsonForms: string[] = [];
+let longest = 0;
 
 /**
  * Adds values to mask from now on (machine tokens, `T3CODE_MCP_TOKEN`, hook token and secret).
@@ -36,59 +50,149 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
 		if (value.startsWith("whsec_")) add(value.slice("whsec_".length));
 		add(encodeURIComponent(value));
 	}
-	if (changed) ordered = [...secrets].sort((a, b) => b.length - a.length);
+	if (!changed) return;
+	ordered = [...secrets].sort((a, b) => b.length - a.length);
+	longest = ordered[0]?.length ?? 0;
+	jsonForms = [...new Set(ordered.map((s) => JSON.stringify(s).slice(1, -1)))];
 }
 
 /**
  * Registers every secret a configuration holds: each machine's token, `T3CODE_MCP_TOKEN`, the
- * hook token and secret, and the hook URL beyond its origin (its path may hold a secret).
+ * hook token and secret, and the hook URL's query values and long path segments.
  */
 export function registerConfigSecrets(config: AppConfig): void {
 	const { server } = config;
-	let hookRest: string | undefined;
-	try {
-		if (server.hookUrl !== undefined) {
-			const url = new URL(server.hookUrl);
-			hookRest = `${url.pathname}${url.search}${url.hash}`;
-		}
-	} catch {
-		// Not a URL: the whole value is registered below.
-	}
 	registerSecrets([
 		...config.machines.map((m) => m.token),
 		server.token,
 		server.hookToken,
 		server.hookSecret,
-		server.hookUrl,
-		hookRest,
+		...(server.hookUrl === undefined ? [] : urlSecrets(server.hookUrl)),
 	]);
+}
+
+/** A URL's query values, fragment and path segments of 16+ characters (raw and decoded). */
+function urlSecrets(raw: string): string[] {
+	let url: URL;
+	try {
+		url = new URL(raw);
+	} catch {
+		return [raw];
+	}
+	const out: string[] = [];
+	for (const segment of url.pathname.split("/"))
+		if (segment.length >= MIN_PATH_SECRET_LENGTH)
+			out.push(segment, decoded(segment));
+	for (const [, value] of url.searchParams) out.push(value);
+	for (const part of url.search.slice(1).split("&")) {
+		const eq = part.indexOf("=");
+		if (eq !== -1) out.push(part.slice(eq + 1));
+	}
+	if (url.hash.length > 1) out.push(url.hash.slice(1));
+	if (url.password) out.push(url.password, decoded(url.password));
+	return out;
+}
+
+function decoded(text: string): string {
+	try {
+		return decodeURIComponent(text);
+	} catch {
+		return text;
+	}
+}
+
+/**
+ * Masks every configured secret. Nothing else is changed: this is the masking for messages,
+ * titles, questions and diffs, and the safety net on everything that leaves.
+ */
+export function maskSecrets(text: string): string {
+	if (ordered.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
+	let out = text;
+	for (const secret of ordered)
+		if (out.includes(secret)) out = out.replaceAll(secret, MASK);
+	return out;
+}
+
+/**
+ * `maskSecrets`, and a piece of 5+ characters of a secret at the very start or end of the
+ * text masked too: for T3 text about to be cut, or cut already (a message still streaming, a
+ * snippet). Not for names and other short texts of our own, where a prefix of a secret is
+ * more likely a coincidence ("refuser" and "refuser-token-…").
+ */
+export function maskPieces(text: string): string {
+	if (ordered.length === 0 || text.length < MIN_PIECE) return text;
+	let out = maskSecrets(text);
+	for (const secret of ordered) out = maskEdges(out, secret);
+	return out;
+}
+
+/** A piece of `secret` ending the text (its beginning) or starting it (its end), masked. */
+function maskEdges(text: string, secret: string): string {
+	let out = text;
+	const max = secret.length - 1;
+	// The end: the earliest start in the last `max` characters is the longest piece.
+	const head = secret.slice(0, MIN_PIECE);
+	for (
+		let i = out.indexOf(head, Math.max(0, out.length - max));
+		i !== -1 && out.length - i >= MIN_PIECE;
+		i = out.indexOf(head, i + 1)
+	) {
+		if (secret.startsWith(out.slice(i))) {
+			out = `${out.slice(0, i)}${MASK}`;
+			break;
+		}
+	}
+	// The start: the longest piece that is also the end of the secret.
+	const tail = secret.slice(-MIN_PIECE);
+	const window = out.slice(0, max);
+	let cut = -1;
+	for (let i = window.indexOf(tail); i !== -1; i = window.indexOf(tail, i + 1))
+		if (secret.endsWith(window.slice(0, i + MIN_PIECE))) cut = i + MIN_PIECE;
+	return cut === -1 ? out : `${MASK}${out.slice(cut)}`;
+}
+
+/**
+ * `maskSecrets`, then `text` cut to at most `max` characters ending with `marker` when it was
+ * longer. Only what can be kept (plus a secret's length) is masked, so a huge text costs little.
+ */
+export function maskAndCap(text: string, max: number, marker: string): string {
+	const margin = max + longest;
+	const wasLonger = text.length > margin;
+	const masked = maskPieces(wasLonger ? text.slice(0, margin) : text);
+	if (!wasLonger && masked.length <= max) return masked;
+	return `${masked.slice(0, Math.max(0, max - marker.length))}${marker}`;
 }
 
 /** Header names whose value is a credential: `Authorization: Bearer x`, `Cookie: s=x`. */
 const HEADER_VALUE =
-	/(\b(?:proxy-)?authorization|\bcookie|\bset-cookie|\bx-api-key)(["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|digest)\s+)?[^\s"',;}\]]+/gi;
+	/(\b(?:proxy-)?authorization|\bcookie|\bset-cookie|\bx-api-key)(["']?\s*[:=]\s*["']?)(?!\[redacted\])(?:(?:bearer|basic|token|digest)\s+)?(?!\[redacted\])[^\s"',;}\]]+/gi;
 /** Names of values that are credentials (`access_token`, `password`, `wsTicket`, `api_key`, …). */
 const CREDENTIAL_KEY =
 	"[a-z_-]*(?:token|secret|password|passwd|api[_-]?key|credentials?|ticket)";
 /**
  * `key=value` (queries, forms) and quoted `"key": "value"` (JSON). An unquoted `key: value` is
- * prose ("no token: environment variable … is not set") and is left alone.
+ * prose ("no token: environment variable … is not set") and is left alone. A value that is
+ * already the mask is left alone, so masking twice changes nothing.
  */
 const KEYED_VALUE = new RegExp(
-	`(\\b${CREDENTIAL_KEY}\\b["']?\\s*=\\s*["']?|\\b${CREDENTIAL_KEY}["']\\s*:\\s*["'])[^\\s"'&,;}\\]]+`,
+	`(\\b${CREDENTIAL_KEY}\\b["']?\\s*=\\s*["']?|\\b${CREDENTIAL_KEY}["']\\s*:\\s*["'])(?!\\[redacted\\])[^\\s"'&,;}\\]]+`,
 	"gi",
 );
 /** A bare `Bearer x` / `Basic x` anywhere. */
 const SCHEME_VALUE = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})/gi;
 /** `scheme://user:password@host`. */
-const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
+const USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)(?!\[redacted\]@)[^\s/@]+@/gi;
 
-/** Masks every registered secret and credential-looking value; the length is not changed otherwise. */
-export function maskSecrets(text: string): string {
-	let out = text;
-	for (const secret of ordered)
-		if (out.includes(secret)) out = out.replaceAll(secret, MASK);
-	return out
+/**
+ * `maskSecrets` plus any credential-looking value (`Authorization: …`, `Bearer …`,
+ * `token=…`, userinfo): for error bodies and reasons only.
+ */
+export function maskCredentials(text: string): string {
+	return maskCredentialPatterns(maskSecrets(text));
+}
+
+function maskCredentialPatterns(text: string): string {
+	return text
 		.replace(
 			HEADER_VALUE,
 			(_m, name: string, sep: string) => `${name}${sep}${MASK}`,
@@ -99,13 +203,80 @@ export function maskSecrets(text: string): string {
 }
 
 /**
- * Outside text as it may be shown or logged: secrets masked, then capped at 500 characters.
- * Masking comes first, so a secret cut by the cap cannot leave its beginning behind.
+ * An outside error body or reason as it may be shown or logged: credentials masked, then cut at
+ * `max` (default 500) characters ending with "…". Masking comes first, so a secret cut by the cap
+ * cannot leave its beginning behind.
  */
-export function redact(text: string): string {
-	const masked = maskSecrets(text);
-	if (masked.length <= MAX_OUTSIDE_TEXT) return masked;
-	return `${Array.from(masked.slice(0, MAX_OUTSIDE_TEXT)).slice(0, -1).join("")}…`;
+export function redact(text: string, max = MAX_OUTSIDE_TEXT): string {
+	// A credential pattern reaches at most this far back from the cut.
+	const margin = max + longest + 100;
+	const wasLonger = text.length > margin;
+	const masked = maskCredentialPatterns(
+		maskPieces(wasLonger ? text.slice(0, margin) : text),
+	);
+	if (!wasLonger && masked.length <= max) return masked;
+	return `${Array.from(masked.slice(0, max)).slice(0, -1).join("")}…`;
+}
+
+/**
+ * The safety net for a value about to leave (a tool result, an event body, a stored row):
+ * every string in it (keys too) through `maskSecrets`. Returns the value itself when nothing
+ * needed masking, else a masked copy.
+ */
+export function maskDeep<T>(value: T): T {
+	if (ordered.length === 0) return value;
+	return deep(value, 0) as T;
+}
+
+function deep(value: unknown, depth: number): unknown {
+	if (typeof value === "string") return maskSecrets(value);
+	if (value === null || typeof value !== "object" || depth > 64) return value;
+	if (Array.isArray(value)) {
+		let out: unknown[] | undefined;
+		for (let i = 0; i < value.length; i++) {
+			const v = deep(value[i], depth + 1);
+			if (v !== value[i]) {
+				out ??= value.slice();
+				out[i] = v;
+			}
+		}
+		return out ?? value;
+	}
+	const record = value as Record<string, unknown>;
+	const keys = Object.keys(record);
+	for (let i = 0; i < keys.length; i++) {
+		const key = keys[i] as string;
+		const k = maskSecrets(key);
+		const v = deep(record[key], depth + 1);
+		if (k === key && v === record[key]) continue;
+		// Rebuilt in the same key order from the first change on.
+		const out: Record<string, unknown> = {};
+		for (let j = 0; j < i; j++)
+			out[keys[j] as string] = record[keys[j] as string];
+		out[k] = v;
+		for (let j = i + 1; j < keys.length; j++) {
+			const key2 = keys[j] as string;
+			out[maskSecrets(key2)] = deep(record[key2], depth + 1);
+		}
+		return out;
+	}
+	return value;
+}
+
+/** Whether a JSON text holds a secret: one `includes` over it per secret. */
+export function mayHoldSecret(json: string): boolean {
+	for (const form of jsonForms) if (json.includes(form)) return true;
+	return false;
+}
+
+/** `maskDeep` for a value kept as JSON text (event bodies, stored results). */
+export function maskJsonText(json: string): string {
+	if (!mayHoldSecret(json)) return json;
+	try {
+		return JSON.stringify(maskDeep(JSON.parse(json)));
+	} catch {
+		return maskSecrets(json);
+	}
 }
 
 /**
@@ -121,8 +292,21 @@ export function urlOrigin(url: string): string {
 	}
 }
 
+/**
+ * A configured URL as errors show it: without its query string and fragment (they may carry a
+ * secret) and at most 200 characters.
+ */
+export function urlShown(url: string): string {
+	const q = url.search(/[?#]/);
+	const bare = q === -1 ? url : url.slice(0, q);
+	const masked = maskSecrets(bare);
+	return masked.length > 200 ? `${masked.slice(0, 200)}…` : masked;
+}
+
 /** Clears the registry (unit tests only). */
 export function clearSecretsForTest(): void {
 	secrets.clear();
 	ordered = [];
+	jsonForms = [];
+	longest = 0;
 }
