@@ -8,6 +8,7 @@
 import { T3Error } from "../t3/machine-api.ts";
 import { BUSY_RUN_STATUSES, type Run } from "../t3/model.ts";
 import { maskSecrets } from "../util/redact.ts";
+import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { locateThread, readDetail } from "./locate.ts";
@@ -47,30 +48,24 @@ interface CursorBody {
 	o: number;
 }
 
-const BAD_CURSOR =
-	"cursor: not a cursor t3_diff returned. Pass the next_cursor of the previous t3_diff result unchanged (with the same thread_id, run_id and whole_thread), or omit it for the first page.";
+const TOOL = "t3_diff";
 
-function decodeCursor(cursor: string): CursorBody {
-	try {
-		const body = JSON.parse(
-			Buffer.from(cursor, "base64url").toString("utf8"),
-		) as CursorBody;
-		if (
-			typeof body.t === "string" &&
-			typeof body.r === "string" &&
-			typeof body.w === "boolean" &&
-			(body.f === null || Number.isInteger(body.f)) &&
-			Number.isInteger(body.n) &&
-			Number.isInteger(body.o) &&
-			body.o >= 0
-		)
-			return body;
-	} catch {}
-	throw new ThreadError(BAD_CURSOR);
+/** The cursor's body, once its signature checked out (`openCursor`). */
+function decodeCursor(deps: ThreadDeps, cursor: string): CursorBody {
+	const body = openCursor(deps.db, TOOL, cursor) as CursorBody;
+	if (
+		typeof body?.t === "string" &&
+		typeof body.r === "string" &&
+		typeof body.w === "boolean" &&
+		(body.f === null || (Number.isInteger(body.f) && body.f >= 0)) &&
+		Number.isInteger(body.n) &&
+		body.n >= 0 &&
+		Number.isInteger(body.o) &&
+		body.o >= 0
+	)
+		return body;
+	throw invalidCursor();
 }
-
-const encodeCursor = (body: CursorBody): string =>
-	Buffer.from(JSON.stringify(body)).toString("base64url");
 
 /** Per-file counts of a unified diff (`diff --git` sections; `+++`/`---` headers not counted). */
 export function summarizeDiff(diff: string): DiffFile[] {
@@ -169,9 +164,7 @@ export async function readDiff(
 ): Promise<DiffResult> {
 	const { threadId } = args;
 	const wholeThread = args.wholeThread === true;
-	const located = await locateThread(deps, threadId);
-	const { projection } = await readDetail(located, true);
-	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
+
 	const empty = (runId: string | null, reason: string): DiffResult => ({
 		thread_id: threadId,
 		run_id: runId,
@@ -184,16 +177,19 @@ export async function readDiff(
 	});
 
 	const cursor =
-		args.cursor === undefined ? undefined : decodeCursor(args.cursor);
+		args.cursor === undefined ? undefined : decodeCursor(deps, args.cursor);
 	if (
 		cursor &&
 		(cursor.t !== threadId ||
 			cursor.w !== wholeThread ||
 			(args.runId !== undefined && cursor.r !== args.runId))
 	)
-		throw new ThreadError(
-			`cursor: it belongs to another t3_diff request (thread ${cursor.t}, run ${cursor.r}, whole_thread ${cursor.w}). Repeat that request's arguments with the cursor, or omit cursor to start over.`,
+		throw invalidCursor(
+			"it belongs to another t3_diff request: repeat that request's thread_id, run_id and whole_thread with it",
 		);
+	const located = await locateThread(deps, threadId);
+	const { projection } = await readDetail(located, true);
+	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
 	const runId = cursor?.r ?? args.runId;
 	const target = runId ? runs.find((r) => r.id === runId) : runs.at(-1);
 	if (!target) {
@@ -232,10 +228,8 @@ export async function readDiff(
 	diff = maskSecrets(diff);
 	const bytes = new TextEncoder().encode(diff);
 	const offset = cursor?.o ?? 0;
-	if (offset > bytes.length)
-		throw new ThreadError(
-			"cursor: it points past the end of this diff. Omit cursor to read the diff from its start.",
-		);
+	// T3 answered a shorter diff for the same range than when the cursor was made.
+	if (offset > bytes.length) throw invalidCursor("the diff changed since");
 	const page = pageOf(bytes, offset);
 	const more = page.end < bytes.length;
 	return {
@@ -247,7 +241,7 @@ export async function readDiff(
 		diff: page.text,
 		truncated: more,
 		next_cursor: more
-			? encodeCursor({
+			? sealCursor(deps.db, TOOL, {
 					t: threadId,
 					r: target.id,
 					w: wholeThread,

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { openDb } from "../store/db.ts";
 import type { ShellChange } from "../t3/machine-api.ts";
 import type { ThreadShell } from "../t3/model.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -84,6 +85,7 @@ function fakeDeps(
 	};
 	const deps = {
 		fleet,
+		db: openDb(":memory:"),
 		threads: { get: () => undefined, getMany: () => new Map() },
 	} as unknown as ThreadDeps;
 	/** Replaces a thread on a machine and tells the listing, as a shell update would. */
@@ -169,7 +171,7 @@ describe("listThreads", () => {
 		await expect(
 			listThreads(deps, { limit: 1, query: "x", cursor }),
 		).rejects.toThrow(
-			"cursor: it belongs to a t3_threads call with other filters",
+			"cursor is not valid; call again without cursor (it was made for other filters",
 		);
 		// limit is not a filter: a bigger page from the same position is fine.
 		const rest = await listThreads(deps, { limit: 10, cursor });
@@ -180,7 +182,7 @@ describe("listThreads", () => {
 			"a1",
 		]);
 		await expect(listThreads(deps, { cursor: "e30" })).rejects.toThrow(
-			"cursor: not a cursor t3_threads returned",
+			"cursor is not valid; call again without cursor.",
 		);
 	});
 

@@ -8,6 +8,7 @@ import type { FleetMachine } from "../fleet/fleet.ts";
 import type { MachineStatus } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../t3/model.ts";
 import { redact } from "../util/redact.ts";
+import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
@@ -220,41 +221,40 @@ function fingerprint(f: ListFilters): string {
 	]);
 }
 
-function encodeCursor(filters: ListFilters, last: Candidate): string {
-	const body = JSON.stringify({
+const TOOL = "t3_threads";
+
+function encodeCursor(
+	deps: ThreadDeps,
+	filters: ListFilters,
+	last: Candidate,
+): string {
+	return sealCursor(deps.db, TOOL, {
 		f: fingerprint(filters),
 		u: last.thread.updatedAt ?? "",
 		t: last.thread.id,
 	});
-	return Buffer.from(body).toString("base64url");
 }
 
 function decodeCursor(
+	deps: ThreadDeps,
 	filters: ListFilters,
 	cursor: string,
 ): { at: string; id: string } {
-	let parsed: { f?: unknown; u?: unknown; t?: unknown };
-	try {
-		parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-	} catch {
-		throw new ThreadError(
-			"cursor: not a cursor t3_threads returned. Pass the next_cursor of the previous t3_threads result unchanged, or omit cursor for the first page.",
-		);
-	}
+	const parsed = openCursor(deps.db, TOOL, cursor) as {
+		f?: unknown;
+		u?: unknown;
+		t?: unknown;
+	} | null;
 	if (
 		typeof parsed?.f !== "string" ||
 		typeof parsed.u !== "string" ||
 		typeof parsed.t !== "string"
-	) {
-		throw new ThreadError(
-			"cursor: not a cursor t3_threads returned. Pass the next_cursor of the previous t3_threads result unchanged, or omit cursor for the first page.",
+	)
+		throw invalidCursor();
+	if (parsed.f !== fingerprint(filters))
+		throw invalidCursor(
+			"it was made for other filters: repeat that call's machine, project, state, query and archived with it",
 		);
-	}
-	if (parsed.f !== fingerprint(filters)) {
-		throw new ThreadError(
-			"cursor: it belongs to a t3_threads call with other filters (machine, project, state, query, archived). Repeat that call's filters with this cursor, or omit cursor to start over with the new filters.",
-		);
-	}
 	return { at: parsed.u, id: parsed.t };
 }
 
@@ -362,7 +362,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	const position =
 		filters.cursor === undefined
 			? undefined
-			: decodeCursor(filters, filters.cursor);
+			: decodeCursor(deps, filters, filters.cursor);
 	const { online, unavailable } = await pickMachines(deps, filters);
 	if (filters.machine !== undefined && filters.project !== undefined)
 		resolveProject(deps, online[0] as FleetMachine, filters.project);
@@ -422,7 +422,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	const last = rows.at(-1);
 	return {
 		threads,
-		next_cursor: more && last ? encodeCursor(filters, last) : null,
+		next_cursor: more && last ? encodeCursor(deps, filters, last) : null,
 		unavailable,
 	};
 }

@@ -192,10 +192,14 @@ describe("t3_threads", () => {
 			cursor: first.data.next_cursor,
 		});
 		expect(other.isError).toBe(true);
-		expect(other.text).toContain("cursor: it belongs to a t3_threads call");
+		expect(other.text).toContain(
+			"cursor is not valid; call again without cursor (it was made for other filters",
+		);
 		const junk = await list({ cursor: "not-a-cursor" });
 		expect(junk.isError).toBe(true);
-		expect(junk.text).toContain("cursor: not a cursor t3_threads returned");
+		expect(junk.text).toContain(
+			"cursor is not valid; call again without cursor.",
+		);
 	});
 
 	test("a hidden project's thread cannot be managed, deleted or diffed either", async () => {
@@ -517,7 +521,9 @@ describe("t3_diff", () => {
 			cursor: pages[0]?.next_cursor,
 		});
 		expect(wrong.isError).toBe(true);
-		expect(wrong.text).toContain("cursor: it belongs to another t3_diff");
+		expect(wrong.text).toContain(
+			"cursor is not valid; call again without cursor (it belongs to another t3_diff request",
+		);
 	});
 
 	test("an interrupted run has no diff: available false with the reason", async () => {
