@@ -38,6 +38,7 @@ function machine(over: Partial<MachineConfig> = {}): MachineConfig {
 		name: "mac",
 		url: sim.url,
 		tokenEnv: "T3_MAC_TOKEN",
+		tokenFile: null,
 		token: sim.token,
 		projects: ["*"],
 		model: null,
@@ -83,6 +84,7 @@ describe("probeMachine against the simulator", () => {
 			["token present", true],
 			["authenticated", true],
 			["scopes", true],
+			["token expiry", true],
 			["shell readable", true],
 			["websocket ticket", true],
 			['projects "*"', true],
@@ -119,6 +121,45 @@ describe("probeMachine against the simulator", () => {
 		expect(auth.fix).toContain(TOKEN_COMMAND);
 		expect(auth.fix).toContain("export T3_MAC_TOKEN=");
 		expect(JSON.stringify(report)).not.toContain("not-the-token");
+	});
+
+	test("check shows the token's expiry, and fails within 7 days of it", async () => {
+		const start = Date.now();
+		const healthy = await probeMachine(machine(), { now: () => start });
+		expect(byName(healthy.checks, "token expiry").detail).toMatch(
+			/^expires at \d{4}-\d\d-\d\dT.*Z \(in (29|30) days\)$/,
+		);
+		const soon = await probeMachine(machine(), {
+			now: () => start + 24 * 24 * 3600 * 1000,
+		});
+		const expiry = byName(soon.checks, "token expiry");
+		expect(expiry.ok).toBe(false);
+		expect(expiry.detail).toMatch(
+			/^expires at .*Z \(in (5|6) days\): it stops working then, with no refresh$/,
+		);
+		expect(expiry.fix).toContain("mint a new token before then");
+	});
+
+	test("a token file is read at every check and named in every line about it", async () => {
+		const file = join(dir, "mac.token");
+		const m = machine({ tokenEnv: null, tokenFile: file, token: undefined });
+		const missing = byName((await probeMachine(m)).checks, "token present");
+		expect(missing.ok).toBe(false);
+		expect(missing.detail).toBe(
+			`token file ${file} (token_file) does not exist; write it with \`t3code-mcp pair <pairing-url> --token-file ${file}\``,
+		);
+		expect(missing.fix).toContain(
+			`t3code-mcp pair <pairing-url> --token-file ${file}`,
+		);
+		writeFileSync(file, `${sim.token}\n`, { mode: 0o600 });
+		const report = await probeMachine(m);
+		expect(byName(report.checks, "token present").detail).toBe(
+			`token file ${file} is readable`,
+		);
+		expect(byName(report.checks, "authenticated").detail).toBe(
+			`the token in token file ${file} is accepted`,
+		);
+		expect(report.checks.every((c) => c.ok)).toBe(true);
 	});
 
 	test("a missing token says which variable to export", async () => {

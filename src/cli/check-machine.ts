@@ -4,9 +4,11 @@
  * same against a real server, the simulator or nothing at all. Never renders a token.
  */
 import { compileProjectMatcher } from "../config/index.ts";
+import { machineToken } from "../config/token-file.ts";
 import type { MachineConfig } from "../config/types.ts";
 import { createT3Http, type FetchLike } from "../t3/http.ts";
 import type { ProjectShell } from "../t3/model.ts";
+import { sessionExpiry } from "../t3/token-expiry.ts";
 import { redact } from "../util/redact.ts";
 
 export interface CheckResult {
@@ -31,6 +33,9 @@ export const OPERATE_SCOPE = "orchestration:operate";
 export const TOKEN_COMMAND =
 	"t3 auth session issue --scope orchestration:read --scope orchestration:operate --token-only --ttl 365d --label t3code-mcp";
 
+/** `check` fails this long before a token expires (paired tokens last 30 days). */
+export const EXPIRY_WARNING_MS = 7 * 24 * 3600 * 1000;
+
 export const UPGRADE_FIX =
 	"upgrade T3 Code to 0.1.0 or later (orchestration protocol 2)";
 
@@ -38,6 +43,7 @@ export interface ProbeOptions {
 	fetch?: FetchLike;
 	/** Per request; default 5000 ms. */
 	timeoutMs?: number;
+	now?: () => number;
 }
 
 /** An error's text, which may quote the server: redacted like all outside text. */
@@ -45,7 +51,41 @@ const message = (err: unknown) =>
 	redact(err instanceof Error ? err.message : String(err));
 
 function tokenFix(m: MachineConfig): string {
+	if (m.tokenFile !== null)
+		return `mint a pairing link on the T3 machine (\`t3 auth pairing create --scope orchestration:read --scope orchestration:operate --label t3code-mcp\`) and run \`t3code-mcp pair <pairing-url> --token-file ${m.tokenFile}\` here (no restart needed)`;
 	return `on the T3 machine run \`${TOKEN_COMMAND}\`, then \`export ${m.tokenEnv}=<token>\` where t3code-mcp runs (the name comes from token_env in [machines.${m.name}])`;
+}
+
+/** Where the machine's token comes from, as the checks name it. */
+function tokenSource(m: MachineConfig): string {
+	return m.tokenFile !== null ? `token file ${m.tokenFile}` : `${m.tokenEnv}`;
+}
+
+/** ✓ with the expiry, or ✗ within 7 days of it (or past it). */
+export function expiryCheck(
+	machine: MachineConfig,
+	expiresAt: string | null,
+	now: number,
+): CheckResult {
+	const name = "token expiry";
+	if (expiresAt === null)
+		return { name, ok: true, detail: "T3 does not say when the token expires" };
+	const left = Date.parse(expiresAt) - now;
+	const days = Math.floor(left / (24 * 3600 * 1000));
+	const inDays =
+		left <= 0
+			? "expired"
+			: days >= 1
+				? `in ${days} day${days === 1 ? "" : "s"}`
+				: "in less than a day";
+	if (left > EXPIRY_WARNING_MS)
+		return { name, ok: true, detail: `expires at ${expiresAt} (${inDays})` };
+	return {
+		name,
+		ok: false,
+		detail: `expires at ${expiresAt} (${inDays}): it stops working then, with no refresh`,
+		fix: `mint a new token before then: ${tokenFix(machine)}`,
+	};
 }
 
 function describeProject(p: ProjectShell): string {
@@ -69,21 +109,33 @@ export async function probeMachine(
 		url: machine.url,
 		checks,
 	};
+	// Read now, as the server reads a token file at every connect.
+	const token = machineToken(machine);
 	const http = createT3Http({
 		url: machine.url,
-		token: machine.token,
+		token: token.token,
 		fetch: options.fetch,
 		timeoutMs: options.timeoutMs ?? 5_000,
 	});
 
 	// Local: no network needed to know the token is missing.
-	const tokenPresent = machine.token !== undefined;
+	const tokenPresent = token.token !== undefined;
 	const tokenCheck: CheckResult = tokenPresent
-		? { name: "token present", ok: true, detail: `${machine.tokenEnv} is set` }
+		? {
+				name: "token present",
+				ok: true,
+				detail:
+					machine.tokenFile !== null
+						? `token file ${machine.tokenFile} is readable`
+						: `${machine.tokenEnv} is set`,
+			}
 		: {
 				name: "token present",
 				ok: false,
-				detail: `${machine.tokenEnv} (token_env) is unset or empty`,
+				detail:
+					machine.tokenFile !== null
+						? (token.problem ?? "no token")
+						: `${machine.tokenEnv} (token_env) is unset or empty`,
 				fix: tokenFix(machine),
 			};
 
@@ -133,7 +185,7 @@ export async function probeMachine(
 			checks.push({
 				name: "authenticated",
 				ok: false,
-				detail: `the server did not accept the token in ${machine.tokenEnv} (expired, revoked or for another server)`,
+				detail: `the server did not accept the token in ${tokenSource(machine)} (expired, revoked or for another server)`,
 				fix: tokenFix(machine),
 			});
 			return report;
@@ -141,7 +193,7 @@ export async function probeMachine(
 		checks.push({
 			name: "authenticated",
 			ok: true,
-			detail: `the token in ${machine.tokenEnv} is accepted`,
+			detail: `the token in ${tokenSource(machine)} is accepted`,
 		});
 		const scopes = session.scopes ?? [];
 		const missing = [READ_SCOPE, OPERATE_SCOPE].filter(
@@ -160,6 +212,9 @@ export async function probeMachine(
 						detail: `missing ${missing.join(" and ")} (the token has ${scopes.length > 0 ? scopes.join(", ") : "no scopes"})`,
 						fix: tokenFix(machine),
 					},
+		);
+		checks.push(
+			expiryCheck(machine, sessionExpiry(session), (options.now ?? Date.now)()),
 		);
 	} catch (err) {
 		checks.push({

@@ -220,7 +220,7 @@ export async function runCheck(
 			: renderReport(
 					report,
 					// Token warnings are already checks of their own.
-					configWarnings(config).filter((w) => !w.includes("token_env")),
+					configWarnings(config).filter((w) => !/token_env|token_file/.test(w)),
 				),
 	);
 	return ok ? EXIT.ok : EXIT.failure;

@@ -58,6 +58,15 @@ export const COMMANDS: Command[] = [
 		},
 	},
 	{
+		// Parses its own arguments, so no usage error can echo the pairing link (a secret).
+		name: "pair",
+		args: "own",
+		async run(_, argv) {
+			const { runPair } = await import("./pair.ts");
+			return runPair(argv);
+		},
+	},
+	{
 		name: "stdio",
 		args: none("stdio"),
 		async run() {

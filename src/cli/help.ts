@@ -18,7 +18,16 @@ Commands:
                      --protocol 1|2  --step-ms N
                      --compat prerelease  as the pre-release V2 engine (no deliveryIntent, getTurnItem,
                        searchThreads, thread.fork, attachments, project create, queued-run edit)
-  check [--json]   validate the config and probe every machine; exit 0 only when all pass
+                     --pairing  also print a single-use pairing link (for pair; its tokens last 30 days)
+  check [--json]   validate the config and probe every machine (token expiry included: it fails within
+                     7 days of it); exit 0 only when all pass
+  pair <pairing-url> [--machine NAME] [--token-file PATH] [--url URL]
+                   exchange a T3 pairing link (t3 auth pairing create --scope orchestration:read
+                     --scope orchestration:operate) for a token with exactly those scopes, verify it,
+                     write it alone to a 0600 file (default <state dir>/tokens/<machine>.token) and
+                     print the config lines; no config needed. --machine: the config name (default
+                     from T3's label); --url: the server's origin when the link's is not reachable
+                     from here. The link works once; exit 1 when T3 refuses (the line says what next)
   healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
   --version        print the version
   --help           this text
@@ -36,7 +45,8 @@ Environment:
   T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
   T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
-  each machine's token_env   that machine's T3 bearer token
+  each machine's token_env   that machine's T3 bearer token (or token_file: a file holding it, read at
+                             every connect; a bare name is looked up in $CREDENTIALS_DIRECTORY)
 
 Exit codes:
   0 success · 1 failure (a check failed, healthcheck got no 200, the server failed) · 2 bad command line · 3 bad configuration

@@ -33,11 +33,15 @@ export const EXPECT = {
 	machines: "a table of [machines.<name>] tables",
 	machineName:
 		'a machine name of letters, digits, "_" and "-", starting with a letter or digit',
-	machine: "a table with url, token_env and projects",
+	machine: "a table with url, token_env or token_file, and projects",
 	url: 'an http(s) origin like "http://100.64.0.5:3773"',
 	urlOnlyOrigin:
 		'an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773"',
 	tokenEnv: 'an environment variable name like "T3_MAC_TOKEN"',
+	tokenFile:
+		'a path to a file holding the token alone, like "mac.token" (see `t3code-mcp pair`)',
+	tokenSource:
+		"exactly one of token_env (the environment variable holding the token) or token_file (a file holding it, e.g. written by `t3code-mcp pair`)",
 	projects: 'a non-empty array of fnmatch patterns like ["*"]',
 	project: "a non-empty fnmatch pattern",
 	pattern: "an fnmatch pattern",
@@ -104,62 +108,86 @@ const serverSchema = z.strictObject(
 	{ error: EXPECT.server },
 );
 
-const machineSchema = z.strictObject(
-	{
-		url: z.string({ error: EXPECT.url }).transform((s, ctx) => {
-			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.urlUserinfo);
-			const parsed = parseHttpOrigin(s);
-			if (parsed !== undefined) return parsed;
-			// Tell "a path was given" apart from "not an http(s) URL at all".
-			return fail(
-				ctx,
-				s,
-				parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin,
-			);
-		}),
-		token_env: z
-			.string({ error: EXPECT.tokenEnv })
-			.regex(ENV_NAME, { error: EXPECT.tokenEnv }),
-		projects: z
-			.array(
-				z
-					.string({ error: EXPECT.project })
-					.min(1, { error: EXPECT.project })
-					.superRefine((s, ctx) => {
-						const problem = patternProblem(s);
-						if (problem !== undefined) {
-							ctx.addIssue({
-								code: "custom",
-								message: EXPECT.pattern,
-								params: { detail: problem },
-							});
-						}
-					}),
-				{ error: EXPECT.projects },
-			)
-			.min(1, { error: EXPECT.projects }),
-		model: z
-			.string({ error: EXPECT.model })
-			.transform((s, ctx) => {
-				const slash = s.indexOf("/");
-				const instanceId = s.slice(0, slash);
-				const model = s.slice(slash + 1);
-				if (slash < 0 || !INSTANCE_ID.test(instanceId) || model.trim() === "") {
-					return fail(ctx, s, EXPECT.model);
-				}
-				return { instanceId, model };
-			})
-			.optional(),
-		options: z
-			.record(
-				z.string().min(1, { error: EXPECT.optionId }),
-				z.union([z.string(), z.boolean()], { error: EXPECT.optionValue }),
-				{ error: EXPECT.options },
-			)
-			.optional(),
-	},
-	{ error: EXPECT.machine },
-);
+const machineSchema = z
+	.strictObject(
+		{
+			url: z.string({ error: EXPECT.url }).transform((s, ctx) => {
+				if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.urlUserinfo);
+				const parsed = parseHttpOrigin(s);
+				if (parsed !== undefined) return parsed;
+				// Tell "a path was given" apart from "not an http(s) URL at all".
+				return fail(
+					ctx,
+					s,
+					parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin,
+				);
+			}),
+			token_env: z
+				.string({ error: EXPECT.tokenEnv })
+				.regex(ENV_NAME, { error: EXPECT.tokenEnv })
+				.optional(),
+			token_file: z
+				.string({ error: EXPECT.tokenFile })
+				.min(1, { error: EXPECT.tokenFile })
+				.refine((s) => !s.includes("\0"), { error: EXPECT.tokenFile })
+				.optional(),
+			projects: z
+				.array(
+					z
+						.string({ error: EXPECT.project })
+						.min(1, { error: EXPECT.project })
+						.superRefine((s, ctx) => {
+							const problem = patternProblem(s);
+							if (problem !== undefined) {
+								ctx.addIssue({
+									code: "custom",
+									message: EXPECT.pattern,
+									params: { detail: problem },
+								});
+							}
+						}),
+					{ error: EXPECT.projects },
+				)
+				.min(1, { error: EXPECT.projects }),
+			model: z
+				.string({ error: EXPECT.model })
+				.transform((s, ctx) => {
+					const slash = s.indexOf("/");
+					const instanceId = s.slice(0, slash);
+					const model = s.slice(slash + 1);
+					if (
+						slash < 0 ||
+						!INSTANCE_ID.test(instanceId) ||
+						model.trim() === ""
+					) {
+						return fail(ctx, s, EXPECT.model);
+					}
+					return { instanceId, model };
+				})
+				.optional(),
+			options: z
+				.record(
+					z.string().min(1, { error: EXPECT.optionId }),
+					z.union([z.string(), z.boolean()], { error: EXPECT.optionValue }),
+					{ error: EXPECT.options },
+				)
+				.optional(),
+		},
+		{ error: EXPECT.machine },
+	)
+	.superRefine((m, ctx) => {
+		if ((m.token_env === undefined) === (m.token_file === undefined))
+			ctx.addIssue({
+				code: "custom",
+				message: EXPECT.tokenSource,
+				params: {
+					whole:
+						m.token_env === undefined
+							? `neither token_env nor token_file is set; expected ${EXPECT.tokenSource}`
+							: `both token_env and token_file are set; expected ${EXPECT.tokenSource}`,
+				},
+			});
+	});
 
 export const fileSchema = z.strictObject({
 	server: serverSchema.partial().optional(),
@@ -224,6 +252,11 @@ export function validateFile(
 		} else {
 			const value = valueAt(raw, issue.path);
 			const key = keyPath(issue.path);
+			const whole = issue.code === "custom" ? issue.params?.whole : undefined;
+			if (typeof whole === "string") {
+				add({ file, key, expected: issue.message, message: whole });
+				continue;
+			}
 			const detail = issue.code === "custom" ? issue.params?.detail : undefined;
 			// hook_url may embed a credential (many webhook URLs do), and any URL with userinfo
 			// does: never echoed.
@@ -259,12 +292,13 @@ function unknownKey(
 		};
 	}
 	if (inMachine && key === "token") {
-		const expected = "the token in the environment variable named by token_env";
+		const expected =
+			"the token in the environment variable named by token_env, or in the file named by token_file";
 		return {
 			file,
 			key: path,
 			expected,
-			message: `not allowed in the config file; put the token in an environment variable and name it with token_env`,
+			message: `not allowed in the config file; put the token in an environment variable named by token_env, or in a file named by token_file`,
 		};
 	}
 	const known =

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { maskSecrets } from "../util/redact.ts";
 import { ConfigError } from "./config-error.ts";
 import { type LoadConfigOptions, loadConfig } from "./load-config.ts";
+import { machineToken, readTokenFile } from "./token-file.ts";
 import { configWarnings, openMcpWarning } from "./warnings.ts";
 
 let root: string;
@@ -53,7 +55,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in a machine", async () => {
 		expect(await errorOf(`${MAC}shape = "round"\n`)).toBe(
-			"t3code.toml: machines.mac.shape: unknown key; expected one of url, token_env, projects, model, options",
+			"t3code.toml: machines.mac.shape: unknown key; expected one of url, token_env, token_file, projects, model, options",
 		);
 	});
 
@@ -147,11 +149,78 @@ describe("bad config files: the exact message", () => {
 		expect((await load(MAC)).config.server.pingTimeoutS).toBe(10);
 	});
 
-	it("missing token_env", async () => {
+	it("neither token_env nor token_file, or both: one error naming both keys", async () => {
 		expect(
 			await errorOf(`[machines.mac]\nurl = "http://x:1"\nprojects = ["*"]\n`),
 		).toBe(
-			't3code.toml: machines.mac.token_env: missing; expected an environment variable name like "T3_MAC_TOKEN"',
+			"t3code.toml: machines.mac: neither token_env nor token_file is set; expected exactly one of token_env (the environment variable holding the token) or token_file (a file holding it, e.g. written by `t3code-mcp pair`)",
+		);
+		expect(await errorOf(`${MAC}token_file = "mac.token"\n`)).toBe(
+			"t3code.toml: machines.mac: both token_env and token_file are set; expected exactly one of token_env (the environment variable holding the token) or token_file (a file holding it, e.g. written by `t3code-mcp pair`)",
+		);
+		expect(
+			await errorOf(
+				`[machines.mac]\nurl = "http://x:1"\ntoken_file = ""\nprojects = ["*"]\n`,
+			),
+		).toBe(
+			't3code.toml: machines.mac.token_file: expected a path to a file holding the token alone, like "mac.token" (see `t3code-mcp pair`), got ""',
+		);
+	});
+
+	it("token_file: bare name in $CREDENTIALS_DIRECTORY, else beside the config file; read at load and at every machineToken", async () => {
+		const toml = (file: string) =>
+			`[machines.mac]\nurl = "http://x:1"\ntoken_file = ${JSON.stringify(file)}\nprojects = ["*"]\n`;
+		const creds = join(root, `creds-${n}`);
+		await mkdir(creds);
+		await writeFile(join(creds, "mac.token"), "tok-from-credentials\n");
+		const viaCreds = await load(toml("mac.token"), {
+			CREDENTIALS_DIRECTORY: creds,
+		});
+		const m = viaCreds.config.machines[0];
+		expect(m?.tokenFile).toBe(join(creds, "mac.token"));
+		expect(m?.tokenEnv).toBeNull();
+		expect(m?.token).toBe("tok-from-credentials");
+
+		// No credentials directory: beside the config file, which need not exist yet.
+		const beside = await load(toml("mac.token"));
+		const b = beside.config.machines[0];
+		expect(b?.tokenFile).toBe(join(beside.dir, "mac.token"));
+		expect(b?.token).toBeUndefined();
+		if (!b) throw new Error("no machine");
+		expect(machineToken(b).problem).toBe(
+			`token file ${join(beside.dir, "mac.token")} (token_file) does not exist; write it with \`t3code-mcp pair <pairing-url> --token-file ${join(beside.dir, "mac.token")}\``,
+		);
+		// Read again at every call: a new file (a re-pair) is seen without reloading.
+		await writeFile(join(beside.dir, "mac.token"), "  tok-1234567890\n");
+		expect(machineToken(b)).toEqual({ token: "tok-1234567890" });
+		await writeFile(join(beside.dir, "mac.token"), "tok-abcdefghij");
+		expect(machineToken(b)).toEqual({ token: "tok-abcdefghij" });
+		// A token read from a file is a secret from then on.
+		expect(maskSecrets("x tok-abcdefghij y")).toBe("x [redacted] y");
+		await writeFile(join(beside.dir, "mac.token"), "\n");
+		expect(machineToken(b).problem).toContain("(token_file) is empty");
+
+		// A path with a directory part is relative to the config file, even with credentials.
+		const sub = await load(toml("secrets/mac.token"), {
+			CREDENTIALS_DIRECTORY: creds,
+		});
+		expect(sub.config.machines[0]?.tokenFile).toBe(
+			join(sub.dir, "secrets", "mac.token"),
+		);
+		const abs = await load(toml("/etc/t3code-mcp/mac.token"));
+		expect(abs.config.machines[0]?.tokenFile).toBe("/etc/t3code-mcp/mac.token");
+	});
+
+	it("an unreadable token file names the file", () => {
+		const denied = Object.assign(new Error("EACCES: permission denied"), {
+			code: "EACCES",
+		});
+		expect(
+			readTokenFile("/srv/mac.token", () => {
+				throw denied;
+			}).problem,
+		).toBe(
+			"token file /srv/mac.token (token_file) cannot be read by this process (permission denied); give it to the user t3code-mcp runs as, or use systemd's LoadCredential=",
 		);
 	});
 
@@ -172,7 +241,7 @@ describe("bad config files: the exact message", () => {
 		);
 		const message = await errorOf(`${MAC}token = "s3cret"\n`);
 		expect(message).toBe(
-			"t3code.toml: machines.mac.token: not allowed in the config file; put the token in an environment variable and name it with token_env",
+			"t3code.toml: machines.mac.token: not allowed in the config file; put the token in an environment variable named by token_env, or in a file named by token_file",
 		);
 		expect(message).not.toContain("s3cret");
 	});
@@ -291,7 +360,7 @@ log_level = "loud"
 			"t3code.toml: machines: expected a table of [machines.<name>] tables, got an array",
 		);
 		expect(await errorOf(`[machines]\nmac = "http://x"\n`)).toBe(
-			't3code.toml: machines.mac: expected a table with url, token_env and projects, got "http://x"',
+			't3code.toml: machines.mac: expected a table with url, token_env or token_file, and projects, got "http://x"',
 		);
 	});
 
@@ -303,14 +372,14 @@ log_level = "loud"
 			const e = err as ConfigError;
 			expect(e.message).toBe(
 				[
-					"t3code.toml: machines.mac.colour: unknown key; expected one of url, token_env, projects, model, options",
+					"t3code.toml: machines.mac.colour: unknown key; expected one of url, token_env, token_file, projects, model, options",
 					'T3CODE_MCP_PORT: expected an integer 0-65535, got "abc"',
 				].join("\n"),
 			);
 			expect(e.problems).toHaveLength(2);
 			expect(e.key).toBe("machines.mac.colour");
 			expect(e.expected).toBe(
-				"one of url, token_env, projects, model, options",
+				"one of url, token_env, token_file, projects, model, options",
 			);
 			expect(e.file).toEndWith("/t3code.toml");
 		}
@@ -390,6 +459,7 @@ projects = ["/srv/*", "web"]
 					name: "mac",
 					url: "http://mac.example:3773",
 					tokenEnv: "T3_MAC_TOKEN",
+					tokenFile: null,
 					token: "tok-mac",
 					projects: ["*"],
 					model: { instanceId: "claudeAgent", model: "claude/opus-5" },
@@ -403,6 +473,7 @@ projects = ["/srv/*", "web"]
 					name: "lin",
 					url: "https://lin.example",
 					tokenEnv: "T3_LIN_TOKEN",
+					tokenFile: null,
 					token: undefined,
 					projects: ["/srv/*", "web"],
 					model: null,

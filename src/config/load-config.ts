@@ -10,6 +10,7 @@ import { ConfigError, type ConfigProblem } from "./config-error.ts";
 import { credentialToken } from "./credentials.ts";
 import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
 import { type FileConfig, validateFile } from "./file-schema.ts";
+import { readTokenFile, resolveTokenFile } from "./token-file.ts";
 import { tomlSyntaxMessage } from "./toml-error.ts";
 import type { AppConfig, MachineConfig, ServerSettings } from "./types.ts";
 
@@ -99,20 +100,34 @@ export async function loadConfig(
 
 	const machines: MachineConfig[] = Object.entries(
 		fileConfig.machines ?? {},
-	).map(([name, m]) => ({
-		name,
-		url: m.url,
-		tokenEnv: m.token_env,
-		// Unset is not a config error: the machine is reported `unauthorized` at runtime.
-		// systemd's LoadCredential= is the fallback when the variable is unset.
-		token: envValue(env, m.token_env) ?? credentialToken(env, m.token_env),
-		projects: m.projects,
-		model: m.model ?? null,
-		options: Object.entries(m.options ?? {}).map(([id, value]) => ({
-			id,
-			value,
-		})),
-	}));
+	).map(([name, m]) => {
+		// The schema lets exactly one of the two through.
+		const tokenFile =
+			m.token_file === undefined
+				? null
+				: resolveTokenFile(m.token_file, dirname(file), env);
+		const tokenEnv = m.token_env ?? null;
+		return {
+			name,
+			url: m.url,
+			tokenEnv,
+			tokenFile,
+			// Unset or unreadable is not a config error: the machine is reported `unauthorized` at
+			// runtime. systemd's LoadCredential= is the fallback when the variable is unset.
+			token:
+				tokenFile !== null
+					? readTokenFile(tokenFile).token
+					: tokenEnv === null
+						? undefined
+						: (envValue(env, tokenEnv) ?? credentialToken(env, tokenEnv)),
+			projects: m.projects,
+			model: m.model ?? null,
+			options: Object.entries(m.options ?? {}).map(([id, value]) => ({
+				id,
+				value,
+			})),
+		};
+	});
 
 	const config = { file, server, machines };
 	// Every command reads its config here: from now on its secrets are masked in any output.

@@ -7,8 +7,15 @@ export interface MachineConfig {
 	name: string;
 	/** http(s) origin, no trailing slash. */
 	url: string;
-	tokenEnv: string;
-	/** Resolved from `tokenEnv`; undefined when that variable is unset or empty. */
+	/** The `token_env` variable's name; null when the machine has a `token_file`. */
+	tokenEnv: string | null;
+	/** The `token_file`, resolved (absolute); null when the machine has a `token_env`. */
+	tokenFile: string | null;
+	/**
+	 * The token at load: from `tokenEnv` (or its systemd credential), or the token file's
+	 * content then; undefined when there is none. A token file is read again at every connect
+	 * (token-file.ts `machineToken`).
+	 */
 	token: string | undefined;
 	/** fnmatch patterns against project title and workspace root. */
 	projects: string[];

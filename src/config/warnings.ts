@@ -22,9 +22,13 @@ export function configWarnings(config: AppConfig): string[] {
 		);
 	}
 	for (const m of config.machines) {
-		if (m.token === undefined) {
+		if (m.token === undefined && m.tokenEnv !== null) {
 			out.push(
 				`machine "${m.name}": environment variable ${m.tokenEnv} (its token_env) is unset or empty; it will be reported unauthorized`,
+			);
+		} else if (m.token === undefined) {
+			out.push(
+				`machine "${m.name}": its token file ${m.tokenFile} (token_file) cannot be read now; it will be reported unauthorized until it can`,
 			);
 		}
 	}

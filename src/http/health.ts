@@ -16,7 +16,12 @@ export function publicHealth(services: Services) {
 export function healthReport(services: Services) {
 	const machines: Record<
 		string,
-		{ state: string; reason?: string; last_event_at?: string }
+		{
+			state: string;
+			reason?: string;
+			last_event_at?: string;
+			token_expires_at: string | null;
+		}
 	> = {};
 	for (const entry of services.fleet.list()) {
 		const status = entry.machine.status();
@@ -26,6 +31,7 @@ export function healthReport(services: Services) {
 			...(status.lastEventAt
 				? { last_event_at: new Date(status.lastEventAt).toISOString() }
 				: {}),
+			token_expires_at: status.tokenExpiresAt ?? null,
 		};
 	}
 	const now = services.threadDeps.now();
@@ -108,6 +114,22 @@ export function metricsText(services: Services): string {
 				labels: { machine: entry.config.name },
 				value: entry.machine.followStats?.().followed ?? 0,
 			})),
+		},
+		{
+			name: "t3code_mcp_token_expiry_seconds",
+			help: "When each machine's T3 token expires, as T3 says (Unix time in seconds); absent when unknown",
+			values: services.fleet.list().flatMap((entry) => {
+				const at = entry.machine.status().tokenExpiresAt;
+				const ms = at ? Date.parse(at) : Number.NaN;
+				return Number.isFinite(ms)
+					? [
+							{
+								labels: { machine: entry.config.name },
+								value: Math.floor(ms / 1000),
+							},
+						]
+					: [];
+			}),
 		},
 		{
 			name: "t3code_mcp_waits_in_progress",

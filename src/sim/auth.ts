@@ -8,7 +8,8 @@ import { newId } from "./rows.ts";
 export const READ_SCOPE = "orchestration:read";
 export const OPERATE_SCOPE = "orchestration:operate";
 const TICKET_TTL_MS = 30_000;
-const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+/** Sessions, paired tokens included, last 30 days (captures-v2 http-oauth-token.json). */
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export interface TokenInfo {
 	scopes: string[];
@@ -22,21 +23,30 @@ export interface Auth {
 	redeemTicket(ticket: string): TokenInfo | undefined;
 	revoke(token: string): void;
 	restore(token: string): void;
+	/** A new session token (a pairing exchange); default lifetime 30 days. */
+	grant(token: string, scopes: string[], expiresAt?: string): TokenInfo;
 }
 
 export function createAuth(
-	tokens: { token: string; scopes: string[] }[],
+	tokens: { token: string; scopes: string[]; expiresAt?: string }[],
+	now: () => number = Date.now,
 ): Auth {
-	const expiresAt = new Date(Date.now() + SESSION_TTL_MS).toISOString();
-	const known = new Map(
-		tokens.map((t) => [t.token, { scopes: [...t.scopes], expiresAt }]),
+	const defaultExpiry = () => new Date(now() + SESSION_TTL_MS).toISOString();
+	const known = new Map<string, TokenInfo>(
+		tokens.map((t) => [
+			t.token,
+			{ scopes: [...t.scopes], expiresAt: t.expiresAt ?? defaultExpiry() },
+		]),
 	);
 	const revoked = new Set<string>();
 	const tickets = new Map<string, { token: string; expires: number }>();
 
 	function verify(token: string | undefined): TokenInfo | undefined {
 		if (token === undefined || revoked.has(token)) return undefined;
-		return known.get(token);
+		const info = known.get(token);
+		// An expired session is refused like an unknown one: T3 does not say why.
+		if (!info || Date.parse(info.expiresAt) <= now()) return undefined;
+		return info;
 	}
 
 	return {
@@ -44,19 +54,24 @@ export function createAuth(
 		mintTicket(token) {
 			if (!verify(token)) return undefined;
 			const ticket = `sim-ticket-${newId()}`;
-			const expires = Date.now() + TICKET_TTL_MS;
+			const expires = now() + TICKET_TTL_MS;
 			tickets.set(ticket, { token, expires });
 			return { ticket, expiresAt: new Date(expires).toISOString() };
 		},
 		redeemTicket(ticket) {
 			const entry = tickets.get(ticket);
 			tickets.delete(ticket);
-			if (!entry || entry.expires < Date.now()) return undefined;
+			if (!entry || entry.expires < now()) return undefined;
 			// The session row is re-read on redeem, so a revoked token's tickets stop working.
 			return verify(entry.token);
 		},
 		revoke: (token) => void revoked.add(token),
 		restore: (token) => void revoked.delete(token),
+		grant(token, scopes, expiresAt = defaultExpiry()) {
+			const info = { scopes: [...scopes], expiresAt };
+			known.set(token, info);
+			return info;
+		},
 	};
 }
 

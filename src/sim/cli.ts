@@ -1,7 +1,7 @@
 /**
  * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
  * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2 --step-ms N
- * --compat current|prerelease.
+ * --compat current|prerelease, --pairing (also print a single-use pairing link for `t3code-mcp pair`).
  * Bad flags print a clear message on stderr and exit with code 2.
  */
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
@@ -16,7 +16,7 @@ export class SimUsageError extends Error {
 }
 
 const USAGE =
-	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N] [--compat current|prerelease]";
+	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N] [--compat current|prerelease] [--pairing]";
 
 function integer(
 	flag: string,
@@ -33,13 +33,19 @@ function integer(
 }
 
 /** Pure flag parsing, exported for tests. Default port 3773 (T3 Code's usual port). */
-export function parseSimFlags(argv: string[]): SimOptions {
-	const options: SimOptions = { port: 3773 };
+export function parseSimFlags(
+	argv: string[],
+): SimOptions & { pairing?: boolean } {
+	const options: SimOptions & { pairing?: boolean } = { port: 3773 };
 	const projects: { title: string; workspaceRoot: string }[] = [];
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i] as string;
 		const value = argv[i + 1];
 		if (flag === "--help" || flag === "-h") throw new SimUsageError(USAGE);
+		if (flag === "--pairing") {
+			options.pairing = true;
+			continue;
+		}
 		if (
 			![
 				"--host",
@@ -88,7 +94,7 @@ export function parseSimFlags(argv: string[]): SimOptions {
 }
 
 export async function runSimCommand(argv: string[]): Promise<void> {
-	let options: SimOptions;
+	let options: ReturnType<typeof parseSimFlags>;
 	try {
 		options = parseSimFlags(argv);
 	} catch (error) {
@@ -106,9 +112,10 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		process.on("SIGINT", done);
 		process.on("SIGTERM", done);
 	});
-	const sim = await startSim(options);
+	const { pairing, ...simOptions } = options;
+	const sim = await startSim(simOptions);
 	process.stdout.write(
-		`T3 simulator listening on ${sim.url}${sim.compat === "current" ? "" : ` (as the ${sim.compat} engine)`}\ntoken: ${sim.token}\n`,
+		`T3 simulator listening on ${sim.url}${sim.compat === "current" ? "" : ` (as the ${sim.compat} engine)`}\ntoken: ${sim.token}\n${pairing ? `pairing link: ${sim.pairingLink()}\n` : ""}`,
 	);
 	await stopped;
 	await sim.stop();

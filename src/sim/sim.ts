@@ -10,6 +10,7 @@ import type { SimContext } from "./context.ts";
 import { createEngine } from "./engine.ts";
 import { authInvalid, handleHttp, json } from "./http-routes.ts";
 import { createOutcomeTimes } from "./outcome-times.ts";
+import { createPairing } from "./pairing.ts";
 import { newId } from "./rows.ts";
 import { type ConnData, createConnection } from "./rpc-server.ts";
 import { createScheduler } from "./scheduler.ts";
@@ -35,10 +36,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		compat,
 		queueHolding: options.queueHolding,
 	});
-	const auth = createAuth([
-		{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] },
-		...(options.tokens ?? []),
-	]);
+	const now = options.now ?? Date.now;
+	const auth = createAuth(
+		[{ token, scopes: [READ_SCOPE, OPERATE_SCOPE] }, ...(options.tokens ?? [])],
+		now,
+	);
+	const pairing = createPairing(auth, now);
 	const requests: Record<string, number> = {};
 	const ctx: SimContext = {
 		protocol: options.protocol ?? 2,
@@ -102,6 +105,10 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			async fetch(request, server) {
 				const url = new URL(request.url);
 				if (url.pathname === "/ws") return upgrade(request, server, url);
+				if (url.pathname === "/oauth/token") {
+					ctx.count("POST /oauth/token");
+					return pairing.exchange(request);
+				}
 				let shown: string[] = [];
 				const response = handleHttp(ctx, request, (ids) => {
 					shown = ids;
@@ -131,6 +138,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 
 	let server = listen(options.port ?? 0);
 	const port = server.port ?? options.port ?? 0;
+	const url = `http://${host}:${port}`;
 
 	function closeSockets(): void {
 		for (const ws of [...sockets]) ws.data.conn?.terminate();
@@ -138,10 +146,11 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	}
 
 	return {
-		url: `http://${host}:${port}`,
+		url,
 		compat,
 		port,
 		token,
+		pairingLink: (linkOptions) => pairing.link(url, linkOptions),
 		async stop() {
 			if (stopped) return;
 			stopped = true;

@@ -4,9 +4,11 @@
  */
 import type { SimCompat } from "./compat.ts";
 import type { RunOutcomeTimes } from "./outcome-times.ts";
+import type { PairingLinkOptions } from "./pairing.ts";
 import type { Scheduler } from "./scheduler.ts";
 
 export type { RunOutcomeTimes } from "./outcome-times.ts";
+export type { PairingLinkOptions } from "./pairing.ts";
 
 export interface SimProjectOption {
 	id?: string;
@@ -17,6 +19,8 @@ export interface SimProjectOption {
 export interface SimTokenOption {
 	token: string;
 	scopes: string[];
+	/** ISO time; default 30 days from start. After it the token is refused. */
+	expiresAt?: string;
 }
 
 export interface SimOptions {
@@ -52,6 +56,8 @@ export interface SimOptions {
 	/** Default "0.1.0-sim". */
 	serverVersion?: string;
 	label?: string;
+	/** Clock for token, ticket and pairing-link expiry; default Date.now. */
+	now?: () => number;
 }
 
 export interface SimFrame {
@@ -77,6 +83,11 @@ export interface Sim {
 	token: string;
 	/** Which T3 Code this simulator imitates (compat.ts). */
 	compat: SimCompat;
+	/**
+	 * A new single-use pairing link (`<url>/pair#token=<credential>`); its exchange at
+	 * `/oauth/token` issues a 30-day token. `scopes` (default read + operate) is what it grants.
+	 */
+	pairingLink(options?: PairingLinkOptions): string;
 	stop(): Promise<void>;
 	/**
 	 * Close sockets, stop listening, cancel non-terminal runs, listen again on the same port.

@@ -29,7 +29,8 @@ export type FetchLike = (
 export interface T3HttpOptions {
 	/** http(s) origin, no trailing slash. */
 	url: string;
-	token: string | undefined;
+	/** A function when the token can change between connects (a re-read token file). */
+	token: string | undefined | (() => string | undefined);
 	fetch?: FetchLike;
 	timeoutMs?: number;
 }
@@ -82,6 +83,8 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 	const base = options.url.replace(/\/+$/, "");
 	const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
 	const timeoutMs = options.timeoutMs ?? 15_000;
+	const { token } = options;
+	const tokenNow = typeof token === "function" ? token : () => token;
 
 	async function call(
 		method: "GET" | "POST",
@@ -92,8 +95,8 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		// Messages name the URL, but never a huge one (an id is user input), nor its query.
 		const shown = urlShown(url);
 		const headers: Record<string, string> = { accept: "application/json" };
-		if (opts.auth && options.token)
-			headers.authorization = `Bearer ${options.token}`;
+		const bearer = opts.auth ? tokenNow() : undefined;
+		if (bearer) headers.authorization = `Bearer ${bearer}`;
 		if (opts.orchestration) headers[PROTOCOL_HEADER] = "2";
 		let res: Response;
 		try {

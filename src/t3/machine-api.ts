@@ -25,6 +25,11 @@ export interface MachineStatus {
 	serverVersion: string | null;
 	/** Epoch ms of the last shell item applied. */
 	lastEventAt: number | null;
+	/**
+	 * When the machine's token stops working, as T3 last said (`/api/auth/session` `expiresAt`);
+	 * null or absent when unknown.
+	 */
+	tokenExpiresAt?: string | null;
 }
 
 /** A change the machine's shell subscription applied, in order. */

@@ -4,6 +4,8 @@
  * (§8.2), reconnect with capped exponential backoff, and commands re-sent with the same
  * commandId after a transport failure (§6.1). Reads go over HTTP, commands over the socket.
  */
+
+import { machineToken, watchTokenFile } from "../config/token-file.ts";
 import type { MachineConfig } from "../config/types.ts";
 import { notifyAll } from "../util/listeners.ts";
 import type { Logger } from "../util/log.ts";
@@ -82,9 +84,13 @@ export function createMachine(
 	const pingTimeoutMs = deps.pingTimeoutMs ?? deps.pongTimeoutMs ?? 10_000;
 	const base = config.url.replace(/\/+$/, "");
 	const label = `T3 machine "${config.name}" (${base})`;
+	// A token file is read again at every connect (negotiate): re-pairing needs no restart.
+	let token = config.token;
+	/** The expiry T3 reported for the token in use (one entry: the current token). */
+	const expiries = new Map<string, string>();
 	const http = createT3Http({
 		url: base,
-		token: config.token,
+		token: () => token,
 		...(deps.fetch ? { fetch: deps.fetch } : {}),
 		...(deps.httpTimeoutMs !== undefined
 			? { timeoutMs: deps.httpTimeoutMs }
@@ -98,6 +104,7 @@ export function createMachine(
 		reason: null,
 		serverVersion: null,
 		lastEventAt: null,
+		tokenExpiresAt: null,
 	};
 	const listeners = new Set<(change: ShellChange) => void>();
 	const stateWaiters = new Set<() => void>();
@@ -111,6 +118,7 @@ export function createMachine(
 	let syncTimer: ReturnType<typeof setTimeout> | undefined;
 	/** The last connection was declared dead for silence: the server is stopped or cut off. */
 	let silentDrop = false;
+	let unwatchToken = () => {};
 
 	function emit(change: ShellChange): void {
 		notifyAll(listeners, change, log, "shell change");
@@ -221,8 +229,27 @@ export function createMachine(
 								: redact(descriptor.serverVersion),
 					};
 				},
+				readToken: () => machineToken(config),
+				useToken: (next) => {
+					if (next !== token) expiries.clear();
+					token = next;
+				},
+				knownExpiry: (t) => expiries.get(t) ?? null,
+				now,
 			});
 			if (negotiated.kind === "stale") return;
+			if (negotiated.kind === "ok" && token !== undefined) {
+				expiries.clear();
+				if (negotiated.tokenExpiresAt !== null)
+					expiries.set(token, negotiated.tokenExpiresAt);
+			}
+			status = {
+				...status,
+				tokenExpiresAt:
+					negotiated.kind === "ok"
+						? negotiated.tokenExpiresAt
+						: (negotiated.tokenExpiresAt ?? null),
+			};
 			if (negotiated.kind === "refused") {
 				setState(negotiated.state, negotiated.reason);
 				// An upgrade or a new token may come while we run: look again, slowly.
@@ -482,10 +509,21 @@ export function createMachine(
 			if (running) return;
 			running = true;
 			attempt = 0;
+			// A new token file (a re-pair) is tried at once, not at the next slow retry.
+			if (config.tokenFile !== null)
+				unwatchToken = watchTokenFile(config.tokenFile, () => {
+					if (running && status.state === "unauthorized") {
+						if (reconnectTimer) clearTimeout(reconnectTimer);
+						reconnectTimer = undefined;
+						void connect();
+					}
+				});
 			void connect(true);
 		},
 		async stop() {
 			running = false;
+			unwatchToken();
+			unwatchToken = () => {};
 			generation += 1;
 			if (reconnectTimer) clearTimeout(reconnectTimer);
 			reconnectTimer = undefined;

@@ -4,9 +4,12 @@
  * answer says whether to open the socket or which state the machine stays in (and why) until it
  * looks again.
  */
+import type { MachineToken } from "../config/token-file.ts";
 import type { MachineConfig } from "../config/types.ts";
 import type { T3Http } from "./http.ts";
-import type { EnvironmentDescriptor } from "./model.ts";
+import { T3Error } from "./machine-api.ts";
+import type { AuthSession, EnvironmentDescriptor } from "./model.ts";
+import { expiredTokenReason, sessionExpiry } from "./token-expiry.ts";
 
 export const REQUIRED_SCOPES = [
 	"orchestration:read",
@@ -14,8 +17,19 @@ export const REQUIRED_SCOPES = [
 ] as const;
 
 export type Negotiation =
-	| { kind: "ok"; descriptor: EnvironmentDescriptor }
-	| { kind: "refused"; state: "incompatible" | "unauthorized"; reason: string }
+	| {
+			kind: "ok";
+			descriptor: EnvironmentDescriptor;
+			/** When the token stops working, as T3 says; null when it does not. */
+			tokenExpiresAt: string | null;
+	  }
+	| {
+			kind: "refused";
+			state: "incompatible" | "unauthorized";
+			reason: string;
+			/** Set when the token is known to have expired. */
+			tokenExpiresAt?: string;
+	  }
 	/** The connect attempt was superseded (stop, or a newer attempt) while waiting. */
 	| { kind: "stale" };
 
@@ -30,6 +44,13 @@ export interface NegotiateOptions {
 	stale: () => boolean;
 	/** The descriptor as soon as it is read, so the machine shows the server's version even when refused later. */
 	onDescriptor: (descriptor: EnvironmentDescriptor) => void;
+	/** The token now (a token file is read again at every connect), or why there is none. */
+	readToken: () => MachineToken;
+	/** The token the requests of this attempt (and its socket) carry from here on. */
+	useToken: (token: string) => void;
+	/** The expiry T3 last reported for this token, if any: tells "expired" from "rejected". */
+	knownExpiry: (token: string) => string | null;
+	now: () => number;
 }
 
 export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
@@ -50,20 +71,36 @@ export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 			reason: `${label} runs T3 Code ${reported} with ${proto}; T3 Code 0.1.0 or later (orchestration protocol 2) is required`,
 		};
 	}
-	if (config.token === undefined) {
+	const token = opts.readToken();
+	if (token.token === undefined)
 		return {
 			kind: "refused",
 			state: "unauthorized",
-			reason: `${label}: no token: environment variable ${config.tokenEnv} is not set`,
+			reason: `${label}: ${token.problem}`,
 		};
+	opts.useToken(token.token);
+	let session: AuthSession;
+	try {
+		session = await http.authSession();
+	} catch (err) {
+		// Some servers answer a dead token with 401 instead of `authenticated: false`.
+		if (!(err instanceof T3Error && err.code === "UNAUTHORIZED")) throw err;
+		session = { authenticated: false };
 	}
-	const session = await http.authSession();
 	if (opts.stale()) return { kind: "stale" };
 	if (!session.authenticated) {
+		const expiry = opts.knownExpiry(token.token);
+		if (expiry !== null && Date.parse(expiry) <= opts.now())
+			return {
+				kind: "refused",
+				state: "unauthorized",
+				reason: `${label}: ${expiredTokenReason(expiry)}`,
+				tokenExpiresAt: expiry,
+			};
 		return {
 			kind: "refused",
 			state: "unauthorized",
-			reason: `${label}: token rejected by ${base}`,
+			reason: `${label}: token rejected by ${base} (expired, revoked or for another server); mint a new one (\`t3code-mcp pair\`, or \`t3 auth session issue\`)${config.tokenFile !== null ? ` into ${config.tokenFile}` : ""}`,
 		};
 	}
 	const scopes = new Set(session.scopes ?? []);
@@ -75,5 +112,5 @@ export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 			reason: `${label}: token lacks scope ${missing.join(", ")}`,
 		};
 	}
-	return { kind: "ok", descriptor };
+	return { kind: "ok", descriptor, tokenExpiresAt: sessionExpiry(session) };
 }

@@ -93,6 +93,7 @@ describe("registerConfigSecrets", () => {
 					name: "m",
 					url: "http://h:1",
 					tokenEnv: "T",
+					tokenFile: null,
 					token: "machine-secret-1",
 					projects: ["*"],
 					model: null,

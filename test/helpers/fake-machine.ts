@@ -62,6 +62,7 @@ export function fakeFleetOf(parts: Record<string, unknown>) {
 				name: "m",
 				url: machine.url,
 				tokenEnv: "T",
+				tokenFile: null,
 				token: "t",
 				projects: ["*"],
 				model: null,

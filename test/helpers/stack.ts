@@ -41,6 +41,8 @@ export interface MachineSpec {
 	projects?: string[];
 	/** Override the token the machine uses (default: the sim's full token); null = unset env var. */
 	token?: string | null;
+	/** The machine reads its token from this file (`token_file`) instead of `token_env`. */
+	tokenFile?: string;
 	model?: string;
 	options?: { id: string; value: string | boolean }[];
 }
@@ -126,8 +128,12 @@ export function machineConfig(
 	return {
 		name: spec.name,
 		url,
-		tokenEnv: `T3_${spec.name.toUpperCase()}_TOKEN`,
-		token,
+		tokenEnv:
+			spec.tokenFile === undefined
+				? `T3_${spec.name.toUpperCase()}_TOKEN`
+				: null,
+		tokenFile: spec.tokenFile ?? null,
+		token: spec.tokenFile === undefined ? token : undefined,
 		projects: spec.projects ?? ["*"],
 		model:
 			spec.model && slash > 0
@@ -241,7 +247,9 @@ function configToml(machines: MachineConfig[]): string {
 		.flatMap((m) => [
 			`[machines.${tomlString(m.name)}]`,
 			`url = ${tomlString(m.url)}`,
-			`token_env = ${tomlString(m.tokenEnv)}`,
+			m.tokenFile !== null
+				? `token_file = ${tomlString(m.tokenFile)}`
+				: `token_env = ${tomlString(m.tokenEnv ?? "")}`,
 			`projects = [${m.projects.map(tomlString).join(", ")}]`,
 			...(m.model
 				? [`model = ${tomlString(`${m.model.instanceId}/${m.model.model}`)}`]
@@ -298,7 +306,8 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 		options.machines ?? [{ name: "demo" }],
 		sims,
 	)) {
-		if (token !== undefined) env[machine.tokenEnv] = token;
+		if (token !== undefined && machine.tokenEnv !== null)
+			env[machine.tokenEnv] = token;
 		machines.push(machine);
 	}
 	mkdirSync(join(dir, "config", "t3code-mcp"), { recursive: true });

@@ -42,6 +42,7 @@ export function replayConfig(
 		name,
 		url,
 		tokenEnv: `T3_${name.toUpperCase()}_TOKEN`,
+		tokenFile: null,
 		token: token ?? undefined,
 		projects: [],
 		model: null,

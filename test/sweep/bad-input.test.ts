@@ -142,9 +142,14 @@ const CONFIG_CASES: ConfigCase[] = [
 		says: ["t3code.toml", "machines.mac.url"],
 	},
 	{
-		name: "token_env missing",
+		name: "neither token_env nor token_file",
 		toml: '[machines.mac]\nurl = "http://x:1"\nprojects = ["*"]\n',
-		says: ["t3code.toml", "machines.mac.token_env", "missing"],
+		says: ["t3code.toml", "machines.mac", "neither token_env nor token_file"],
+	},
+	{
+		name: "both token_env and token_file",
+		toml: `${MAC}token_file = "mac.token"\n`,
+		says: ["t3code.toml", "machines.mac", "both token_env and token_file"],
 	},
 	{
 		name: "token_env not a variable name",

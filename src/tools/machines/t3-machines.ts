@@ -29,6 +29,12 @@ export const t3Machines = defineTool({
 				server_version: z.string().nullable(),
 				projects: z.array(z.string()),
 				model: z.string().nullable(),
+				token_expires_at: z
+					.string()
+					.nullable()
+					.describe(
+						"When this machine's T3 token stops working (ISO time), as T3 says; null when it does not say. Paired tokens last 30 days.",
+					),
 			}),
 		),
 		note: z
@@ -61,6 +67,7 @@ export const t3Machines = defineTool({
 				server_version: status.serverVersion,
 				projects: fleet.projects(entry).map((p) => p.title),
 				model: modelName(entry.config.model),
+				token_expires_at: status.tokenExpiresAt ?? null,
 			};
 		});
 		return ok({ machines, note: stateNote });

@@ -1,0 +1,276 @@
+/**
+ * `t3code-mcp pair` end to end (issue 17 item 6), spawning the real CLI: a link printed by
+ * `sim --pairing` becomes a 0600 token file and config lines that `check` passes with the
+ * expiry shown; the same link again, a link without operate, a DPoP-only token, a server on
+ * another protocol and an uncertain reply are refused with what to do next; `--url` reaches a
+ * server the link's address does not. No output of `pair` ever holds the link or the token.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+	existsSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Sim, startSim } from "../../src/sim/index.ts";
+import { type Finished, runToExit } from "../helpers/process.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const ENTRY = join(ROOT, "src/index.ts");
+
+let dir: string;
+let sim: Sim;
+let v1: Sim;
+/** `sim --pairing` as a process of its own, and the link it printed. */
+let simProc: ReturnType<typeof Bun.spawn>;
+let printed: { url: string; link: string };
+
+beforeAll(async () => {
+	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-pair-"));
+	sim = await startSim({ label: "Build Box" });
+	v1 = await startSim({ protocol: 1, serverVersion: "0.0.20" });
+	simProc = Bun.spawn(
+		[process.execPath, "run", ENTRY, "sim", "--port", "0", "--pairing"],
+		{
+			cwd: dir,
+			stdout: "pipe",
+			stderr: "pipe",
+			env: { PATH: process.env.PATH ?? "" },
+		},
+	);
+	const reader = (simProc.stdout as ReadableStream<Uint8Array>).getReader();
+	let text = "";
+	while (!text.includes("pairing link: ")) {
+		const { value, done } = await reader.read();
+		if (done) throw new Error(`sim exited: ${text}`);
+		text += new TextDecoder().decode(value);
+	}
+	while (!/pairing link: \S+\n/.test(text))
+		text += new TextDecoder().decode((await reader.read()).value);
+	reader.releaseLock();
+	printed = {
+		url: text.match(/listening on (\S+)/)?.[1] ?? "",
+		link: text.match(/pairing link: (\S+)\n/)?.[1] ?? "",
+	};
+});
+afterAll(async () => {
+	simProc.kill();
+	await simProc.exited;
+	await Promise.all([sim.stop(), v1.stop()]);
+	rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI in `cwd` with nothing inherited but PATH, HOME and `env`. */
+function cli(
+	args: string[],
+	env: Record<string, string> = {},
+	cwd = dir,
+): Promise<Finished> {
+	return runToExit([process.execPath, "run", ENTRY, ...args], {
+		cwd,
+		env: { PATH: process.env.PATH ?? "", HOME: dir, ...env },
+		timeout: 20_000,
+	});
+}
+
+/** The credential of a link, and every secret a run of `pair` could leak. */
+const credentialOf = (link: string) =>
+	new URLSearchParams(new URL(link).hash.slice(1)).get("token") ?? "";
+
+function expectNoSecret(run: Finished, secrets: string[]): void {
+	for (const secret of secrets) {
+		expect(secret.length).toBeGreaterThan(8);
+		expect(run.stdout).not.toContain(secret);
+		expect(run.stderr).not.toContain(secret);
+	}
+}
+
+describe("pair", () => {
+	test("a link from `sim --pairing`: token file 0600, config lines that `check` passes with the expiry; the same link again is refused", async () => {
+		expect(printed.link).toStartWith(`${printed.url}/pair#token=`);
+		const stateDir = join(dir, "state");
+		const run = await cli(["pair", printed.link], {
+			STATE_DIRECTORY: stateDir,
+		});
+		expect(run.stderr).toBe("");
+		expect(run.code).toBe(0);
+		// The sim labels itself "T3 simulator": that names the machine.
+		const file = join(stateDir, "tokens", "t3-simulator.token");
+		expect(statSync(file).mode & 0o777).toBe(0o600);
+		const token = readFileSync(file, "utf8");
+		expect(token).toMatch(/^sim-paired-[\w-]+$/);
+		expect(run.stdout).toContain(`✓ token written to ${file} (mode 0600)`);
+		expect(run.stdout).toMatch(
+			/it expires at \d{4}-\d\d-\d\dT[\d:.]+Z: pair again before then/,
+		);
+		expectNoSecret(run, [credentialOf(printed.link), token, printed.link]);
+
+		// The printed lines are a working config, as they stand.
+		const lines = run.stdout.slice(run.stdout.lastIndexOf("[machines."));
+		expect(lines).toBe(
+			`[machines.t3-simulator]\nurl = "${printed.url}"\ntoken_file = "${file}"\nprojects = ["*"]\n`,
+		);
+		const config = join(dir, "paired.toml");
+		writeFileSync(config, lines);
+		const check = await cli(["check"], {
+			T3CODE_MCP_CONFIG: config,
+			T3CODE_MCP_STATE: join(dir, "check-state.sqlite"),
+		});
+		expect(check.stdout).toContain(
+			`✓ token present: token file ${file} is readable`,
+		);
+		expect(check.stdout).toMatch(
+			/✓ token expiry: expires at \d{4}-\d\d-\d\dT[\d:.]+Z \(in (29|30) days\)/,
+		);
+		expect(check.code).toBe(0);
+
+		const again = await cli(["pair", printed.link], {
+			STATE_DIRECTORY: stateDir,
+		});
+		expect(again.code).toBe(1);
+		expect(again.stdout).toBe("");
+		expect(again.stderr).toContain(
+			"it has expired or was already used (a link works once). Next: mint a new link on the T3 machine (`t3 auth pairing create --scope orchestration:read --scope orchestration:operate --label t3code-mcp`",
+		);
+		expectNoSecret(again, [credentialOf(printed.link), token]);
+		// The refused run left the first token alone.
+		expect(readFileSync(file, "utf8")).toBe(token);
+	});
+
+	test("a link without orchestration:operate is refused, and nothing is written", async () => {
+		const link = sim.pairingLink({ scopes: ["orchestration:read"] });
+		const file = join(dir, "read-only.token");
+		const run = await cli(["pair", link, "--token-file", file]);
+		expect(run.code).toBe(1);
+		expect(run.stderr).toContain(
+			"the link does not grant both orchestration:read and orchestration:operate",
+		);
+		expect(run.stderr).toContain("Next: mint a new link");
+		expect(existsSync(file)).toBe(false);
+		expectNoSecret(run, [credentialOf(link)]);
+	});
+
+	test("--url reaches the server when the link's address does not; without it the link is not spent", async () => {
+		const link = sim.pairingLink();
+		const posts = sim.stats().requests["POST /oauth/token"] ?? 0;
+		// The link as T3 printed it for another network: an address not reachable from here.
+		const elsewhere = link.replace(sim.url, "http://127.0.0.1:9");
+		const file = join(dir, "build.token");
+		const unreachable = await cli(["pair", elsewhere, "--token-file", file]);
+		expect(unreachable.code).toBe(1);
+		expect(unreachable.stderr).toContain(
+			"give --url with an address that reaches it. The link was not used: it still works.",
+		);
+		expect(sim.stats().requests["POST /oauth/token"] ?? 0).toBe(posts);
+
+		const run = await cli([
+			"pair",
+			elsewhere,
+			"--url",
+			sim.url,
+			"--machine",
+			"build",
+			"--token-file",
+			file,
+		]);
+		expect(run.code).toBe(0);
+		expect(run.stdout).toContain(`[machines.build]\nurl = "${sim.url}"`);
+		expectNoSecret(run, [credentialOf(link), readFileSync(file, "utf8")]);
+	});
+
+	test("a DPoP-only token is refused and not saved", async () => {
+		const link = sim.pairingLink({ tokenType: "DPoP" });
+		const file = join(dir, "dpop.token");
+		const run = await cli(["pair", link, "--token-file", file]);
+		expect(run.code).toBe(1);
+		expect(run.stderr).toContain(
+			"T3 issued a DPoP token, bound to a key t3code-mcp does not hold",
+		);
+		expect(run.stderr).toContain("t3 auth session issue --scope");
+		expect(existsSync(file)).toBe(false);
+		expectNoSecret(run, [credentialOf(link)]);
+	});
+
+	test("a server not on protocol 2 is refused before the credential is sent", async () => {
+		const link = v1.pairingLink();
+		const run = await cli([
+			"pair",
+			link,
+			"--token-file",
+			join(dir, "v1.token"),
+		]);
+		expect(run.code).toBe(1);
+		expect(run.stderr).toContain(
+			"speaks orchestration protocol 1; t3code-mcp needs protocol 2: update T3 Code on that machine to 0.1.0 or later. The link was not used",
+		);
+		expect(v1.stats().requests["POST /oauth/token"] ?? 0).toBe(0);
+	});
+
+	test("an uncertain reply is never retried: mint a new link", async () => {
+		let posts = 0;
+		const flaky = Bun.serve({
+			hostname: "127.0.0.1",
+			port: 0,
+			fetch(request) {
+				const path = new URL(request.url).pathname;
+				if (path === "/.well-known/t3/environment")
+					return Response.json({
+						label: "flaky",
+						orchestrationProtocolVersion: 2,
+					});
+				if (path === "/oauth/token") {
+					posts++;
+					return new Response("upstream gone", { status: 502 });
+				}
+				return new Response("no", { status: 404 });
+			},
+		});
+		try {
+			const link = `http://127.0.0.1:${flaky.port}/pair#token=flaky-credential-123456`;
+			const run = await cli([
+				"pair",
+				link,
+				"--token-file",
+				join(dir, "flaky.token"),
+			]);
+			expect(run.code).toBe(1);
+			expect(run.stderr).toContain(
+				"no clear answer from T3 (502): the link may have been used, and it works once, so pair does not send it again. Next: mint a new link",
+			);
+			expect(posts).toBe(1);
+			expectNoSecret(run, ["flaky-credential-123456"]);
+		} finally {
+			await flaky.stop(true);
+		}
+	});
+
+	test("bad command lines exit 2 without repeating the link", async () => {
+		const link = sim.pairingLink();
+		const secret = credentialOf(link);
+		const posts = sim.stats().requests["POST /oauth/token"] ?? 0;
+		for (const [args, message] of [
+			[["pair"], "t3code-mcp pair: missing <pairing-url>"],
+			[["pair", link, "--bogus"], 't3code-mcp pair: unknown flag "--bogus"'],
+			[["pair", link, link], 't3code-mcp pair: unexpected argument "…"'],
+			[
+				["pair", link, "--url", "http://x:1/path"],
+				"t3code-mcp pair: --url must be an http(s) origin",
+			],
+			[
+				["pair", link.replace(/#.*/, "")],
+				"t3code-mcp pair: the pairing link has no credential (#token=…)",
+			],
+		] as [string[], string][]) {
+			const run = await cli(args);
+			expect(run.code).toBe(2);
+			expect(run.stderr).toStartWith(message);
+			expect(run.stderr).toContain("usage: t3code-mcp pair <pairing-url>");
+			expectNoSecret(run, [secret]);
+		}
+		expect(sim.stats().requests["POST /oauth/token"] ?? 0).toBe(posts);
+	});
+});
