@@ -1,24 +1,20 @@
 /**
  * `t3code-mcp stdio`: the same tools over MCP stdio, for a client that launches local servers
- * (Claude Desktop, Cursor, Codex, Claude Code). stdout carries only JSON-RPC (the SDK's
- * transport writes it; logs go to stderr); no HTTP port. A launched process's working directory
+ * (Claude Desktop, Cursor, Codex, Claude Code). stdout carries only JSON-RPC (our line transport,
+ * mcp/stdio-transport.ts, answers every line; logs go to stderr); no HTTP port. A launched process's working directory
  * is unknown, so config and state default to XDG paths. The state file and the webhook outbox
  * work as under `serve`; when another process holds the state file, this one runs on in-memory
  * state without webhooks and says so on stderr and in `t3_machines`.
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Transport } from "@modelcontextprotocol/server";
-import {
-	StdioServerTransport,
-	serveStdio,
-} from "@modelcontextprotocol/server/stdio";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { type Env, envValue } from "../config/env.ts";
 import { configWarnings } from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
-import { badInitialize } from "../mcp/initialize-check.ts";
 import { buildServer } from "../mcp/server.ts";
+import { createLineTransport } from "../mcp/stdio-transport.ts";
 import { createServices, type Services } from "../services.ts";
 import { StateInUseError } from "../store/state-file.ts";
 import { createLogger, type Logger } from "../util/log.ts";
@@ -52,6 +48,9 @@ export function xdgDefaults(env: Env): {
 }
 
 export async function runStdio(env: Env = process.env): Promise<number> {
+	// stdout is the protocol channel: anything printed with console goes to stderr instead.
+	for (const name of ["log", "info", "debug"] as const)
+		console[name] = console.error;
 	const signalled = untilSignal();
 	const defaults = xdgDefaults(env);
 	const config = await load(env, {
@@ -73,12 +72,23 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 	// After the state file opened: a start-up error before this is the only line on stderr.
 	for (const warning of configWarnings(config)) log.warn(warning);
 
-	let ended: () => void = () => {};
+	let ended: (reason: string) => void = () => {};
 	const stdinClosed = new Promise<string>((resolve) => {
-		ended = () => resolve("stdin closed");
+		ended = resolve;
 	});
+	const transport = createLineTransport(
+		{ stdin: process.stdin, stdout: process.stdout },
+		{
+			onClosed: (reason) =>
+				ended(
+					reason === "drained"
+						? "stdin closed; every request read was answered"
+						: reason,
+				),
+		},
+	);
 	const handle = serveStdio(() => buildServer(services), {
-		transport: guardedTransport(new StdioServerTransport(), () => ended()),
+		transport,
 		onerror: (error) =>
 			log.warn("mcp stdio transport error", { error: error.message }),
 	});
@@ -121,33 +131,4 @@ function openServices(config: AppConfig, log: Logger): Services {
 			{ version: VERSION, log, stateNote: note },
 		);
 	}
-}
-
-/**
- * The stdio transport with two additions: a malformed `initialize` is answered -32602 here
- * (initialize-check.ts), and the end of stdin is reported so the process can stop.
- */
-function guardedTransport(
-	inner: StdioServerTransport,
-	onEnd: () => void,
-): Transport {
-	const outer: Transport = {
-		start: () => inner.start(),
-		send: (message) => inner.send(message),
-		close: () => inner.close(),
-	};
-	inner.onmessage = (message) => {
-		const refused = badInitialize(message);
-		if (refused) {
-			void inner.send(refused);
-			return;
-		}
-		outer.onmessage?.(message);
-	};
-	inner.onerror = (error) => outer.onerror?.(error);
-	inner.onclose = () => {
-		outer.onclose?.();
-		onEnd();
-	};
-	return outer;
 }
