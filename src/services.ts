@@ -18,8 +18,10 @@ import { createKeptViews } from "./t3/kept-views.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
 import { followThreads, type KeptView } from "./t3/thread-follow.ts";
+import { createTaskService, type TaskService } from "./tasks/task-service.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
 import { createModelCatalog } from "./threads/model-catalog.ts";
+import { shapeTaskResult } from "./tools/task-results.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
 import { registerConfigSecrets } from "./util/redact.ts";
@@ -33,6 +35,8 @@ export interface Services {
 	threadDeps: ThreadDeps;
 	metrics: Metrics;
 	events: Events;
+	/** MCP tasks: waits that outlive their request (src/tasks). */
+	tasks: TaskService;
 	writeProbe: WriteProbe;
 	/** Why this process runs without its state file (stdio beside a server), else null. */
 	stateNote: string | null;
@@ -55,6 +59,8 @@ export interface ServiceOptions {
 	/** Bound of thread subscriptions per machine (default 256). */
 	maxFollowedThreads?: number;
 	stateNote?: string;
+	/** The `pollIntervalMs` tasks suggest (default 1 s). */
+	taskPollIntervalMs?: number;
 }
 
 export function createServices(
@@ -138,6 +144,14 @@ export function createServices(
 		fetch: options.fetch,
 		retryScheduleS: options.retryScheduleS,
 	});
+	const tasks = createTaskService({
+		deps: threadDeps,
+		fleet,
+		db,
+		shape: shapeTaskResult,
+		ttlS: config.server.taskTtlS,
+		pollIntervalMs: options.taskPollIntervalMs,
+	});
 	return {
 		version: options.version,
 		config,
@@ -147,6 +161,7 @@ export function createServices(
 		threadDeps,
 		metrics,
 		events,
+		tasks,
 		writeProbe: createWriteProbe(db),
 		stateNote: options.stateNote ?? null,
 		start() {
@@ -162,6 +177,7 @@ export function createServices(
 				now: () => clock.now(),
 			});
 			events.start();
+			tasks.start();
 		},
 		beginShutdown() {
 			shutdown.abort();
@@ -171,6 +187,7 @@ export function createServices(
 			stopFollowing();
 			stopCollecting();
 			await events.stop();
+			await tasks.stop();
 			await fleet.stop();
 			db.close();
 			state.lock?.release();

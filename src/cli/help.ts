@@ -44,6 +44,7 @@ Environment:
   T3CODE_MCP_HOOK_TOKEN      bearer sent with every webhook
   T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
+  T3CODE_MCP_TASK_TTL_S      how long an MCP task (a t3_wait answered as a task) lives (default 86400, max 604800)
   T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
   each machine's token_env   that machine's T3 bearer token (or token_file: a file holding it, read at
                              every connect; a bare name is looked up in $CREDENTIALS_DIRECTORY)

@@ -151,6 +151,18 @@ export function readServerEnv(
 		else settings.waitTimeoutS = n;
 	}
 
+	const ttl = envValue(env, "T3CODE_MCP_TASK_TTL_S");
+	if (ttl !== undefined) {
+		const n = parseIntIn(ttl, 1, 604_800);
+		if (n === undefined)
+			bad(
+				"T3CODE_MCP_TASK_TTL_S",
+				"an integer 1-604800 (seconds; at most 7 days)",
+				ttl,
+			);
+		else settings.taskTtlS = n;
+	}
+
 	const ping = envValue(env, "T3CODE_MCP_PING_TIMEOUT_S");
 	if (ping !== undefined) {
 		const n = parseIntIn(ping, 1, 300);

@@ -451,6 +451,7 @@ projects = ["/srv/*", "web"]
 				hookToken: undefined,
 				hookSecret: undefined,
 				waitTimeoutS: 600,
+				taskTtlS: 86_400,
 				pingTimeoutS: 10,
 				logLevel: "info",
 			},
@@ -517,6 +518,7 @@ log_level = "debug"
 			hookToken: undefined,
 			hookSecret: undefined,
 			waitTimeoutS: 3600,
+			taskTtlS: 86_400,
 			pingTimeoutS: 10,
 			logLevel: "debug",
 		});
@@ -566,6 +568,7 @@ log_level = "warn"
 			hookToken: "hooktok",
 			hookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			waitTimeoutS: 45,
+			taskTtlS: 86_400,
 			pingTimeoutS: 10,
 			logLevel: "error",
 		});
@@ -646,6 +649,14 @@ log_level = "warn"
 		expect(await errorOf(MAC, { T3CODE_MCP_WAIT_TIMEOUT_S: "0" })).toBe(
 			'T3CODE_MCP_WAIT_TIMEOUT_S: expected an integer 1-3600 (seconds), got "0"',
 		);
+		expect(
+			(await load(MAC, { T3CODE_MCP_TASK_TTL_S: "604800" })).config.server
+				.taskTtlS,
+		).toBe(604_800);
+		for (const ttl of ["0", "604801", "1.5"])
+			expect(await errorOf(MAC, { T3CODE_MCP_TASK_TTL_S: ttl })).toBe(
+				`T3CODE_MCP_TASK_TTL_S: expected an integer 1-604800 (seconds; at most 7 days), got "${ttl}"`,
+			);
 		expect(await errorOf(MAC, { T3CODE_MCP_HOOK_SECRET: "whsec_" })).toBe(
 			'T3CODE_MCP_HOOK_SECRET: expected "whsec_" followed by base64 (a Standard Webhooks secret)',
 		);

@@ -31,6 +31,7 @@ const DEFAULTS = {
 	host: "127.0.0.1",
 	port: 8000,
 	waitTimeoutS: 600,
+	taskTtlS: 86_400,
 	pingTimeoutS: 10,
 	logLevel: "info",
 } as const;
@@ -94,6 +95,7 @@ export async function loadConfig(
 		hookToken: es.hookToken,
 		hookSecret: es.hookSecret,
 		waitTimeoutS: es.waitTimeoutS ?? fs.wait_timeout_s ?? DEFAULTS.waitTimeoutS,
+		taskTtlS: es.taskTtlS ?? DEFAULTS.taskTtlS,
 		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 	};

@@ -37,6 +37,8 @@ export interface ServerSettings {
 	hookToken: string | undefined;
 	hookSecret: string | undefined;
 	waitTimeoutS: number;
+	/** How long an MCP task lives after creation (T3CODE_MCP_TASK_TTL_S). */
+	taskTtlS: number;
 	/** Silence on a machine's socket after which it is offline; pings go every third of it. */
 	pingTimeoutS: number;
 	logLevel: LogLevel;

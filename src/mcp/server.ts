@@ -13,6 +13,7 @@ import { maskCredentials, maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { takeReadAhead } from "./read-ahead.ts";
 import { ToolFailure, toolError } from "./result.ts";
+import { installTasks, taskContext } from "./tasks.ts";
 
 const SERVER_NAME = "t3code-mcp";
 
@@ -21,10 +22,11 @@ export function buildServer(services: Services): McpServer {
 		{ name: SERVER_NAME, version: services.version },
 		{
 			instructions:
-				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects (t3_models for another model, plan mode or model options) → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nAlso: t3_threads finds existing threads on every machine; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
+				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects (t3_models for another model, plan mode or model options) → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nTo be woken instead of blocking: t3_dispatch with wait: true dispatches and waits in one call. A client with MCP Tasks (io.modelcontextprotocol/tasks) gets a task at once for it and for t3_wait, completed when the run finishes or asks a question, so it can do other work meanwhile; without Tasks, wait: true blocks like t3_wait. Use wait: true when you would call t3_wait right after dispatching.\nAlso: t3_threads finds existing threads on every machine; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
 		},
 	);
 	for (const tool of tools) register(server, tool, services);
+	installTasks(server, services);
 	return server;
 }
 
@@ -63,6 +65,8 @@ function register(
 		},
 		async (args: unknown, ctx: ServerContext) => {
 			const context = toolContext(ctx);
+			const tasks = taskContext(tool.name, ctx, services);
+			if (tasks) context.tasks = tasks;
 			const started = performance.now();
 			const done = (outcome: "ok" | "error") => {
 				services.metrics.toolCall(tool.name, outcome);

@@ -1,6 +1,6 @@
 /**
- * The connector's sqlite database: thread records, dispatches, idempotency keys and the event
- * outbox.
+ * The connector's sqlite database: thread records, dispatches, idempotency keys, the event
+ * outbox and MCP tasks.
  * WAL + FULL sync so "recorded" means "on disk" even across power loss; migrations are
  * numbered in code and applied in one transaction each.
  */
@@ -151,6 +151,21 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	// The delivery worker walks pending rows in due order (`due` in src/store/outbox.ts).
 	"CREATE INDEX IF NOT EXISTS events_due ON events(status, next_attempt_at, created_at);",
 	maskStoredText,
+	// MCP Tasks (src/tasks): a t3_wait or waiting t3_dispatch answered with a task handle.
+	`CREATE TABLE IF NOT EXISTS tasks (
+		task_id TEXT PRIMARY KEY,
+		tool TEXT NOT NULL,
+		status TEXT NOT NULL,
+		threads TEXT NOT NULL,
+		base TEXT,
+		deadline_at INTEGER,
+		result TEXT,
+		status_message TEXT,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		ttl_ms INTEGER NOT NULL
+	) STRICT;
+	CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);`,
 ];
 
 export type Db = Database;

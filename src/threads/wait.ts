@@ -49,7 +49,7 @@ export type WaitResult = {
 
 /** A wait result plus a line for the caller that is not part of the result's shape. */
 export type WaitReport = WaitResult & { note?: string };
-type Settled = Omit<WaitReport, "elapsed_s">;
+export type Settled = Omit<WaitReport, "elapsed_s">;
 
 export const MESSAGE_CAP = 8_000;
 /** After a failed read, how soon a wait looks again. */
@@ -97,23 +97,8 @@ export async function waitForThreads(
 		};
 		const finish = (result: WaitReport) => settle(() => resolve(result));
 
-		const timeoutResult = (): WaitResult => {
-			const first = located[0] as LocatedThread;
-			const shell = first.entry.machine.thread(first.threadId);
-			return {
-				thread_id: first.threadId,
-				outcome: "timeout",
-				run_id:
-					deps.dispatches.latestForThread(first.threadId)?.run_id ??
-					shell?.latestRunId ??
-					null,
-				run_status: shell?.status ?? null,
-				message: null,
-				error: null,
-				question: null,
-				elapsed_s: elapsed(),
-			};
-		};
+		const timeoutResult = (): WaitResult =>
+			timeoutReport(deps, located[0] as LocatedThread, elapsed());
 
 		/** Looks at a thread now (or again after the look in flight); resolves when that look ended. */
 		const check = (threadId: string): Promise<void> => {
@@ -210,11 +195,9 @@ export async function waitForThreads(
 			const report = options.progress;
 			const tick = () => {
 				if (done) return;
-				const first = located[0] as LocatedThread;
-				const shell = first.entry.machine.thread(first.threadId);
-				const last = shell?.latestVisibleMessage?.text?.split("\n")[0] ?? "";
-				const line = `${shell?.status ?? "unknown"}, ${Math.round(elapsed())} s elapsed${last ? `; latest: ${capText(last, 120)}` : ""}`;
-				report(line).catch(() => {});
+				report(statusLine(located[0] as LocatedThread, elapsed())).catch(
+					() => {},
+				);
 			};
 			tick();
 			const interval = setInterval(tick, deps.progressIntervalMs ?? 10_000);
@@ -223,8 +206,40 @@ export async function waitForThreads(
 	});
 }
 
+/** What a wait that timed out reports: the first thread's run as it stands. */
+export function timeoutReport(
+	deps: ThreadDeps,
+	first: Pick<LocatedThread, "entry" | "threadId">,
+	elapsedS: number,
+): WaitResult {
+	const shell = first.entry.machine.thread(first.threadId);
+	return {
+		thread_id: first.threadId,
+		outcome: "timeout",
+		run_id:
+			deps.dispatches.latestForThread(first.threadId)?.run_id ??
+			shell?.latestRunId ??
+			null,
+		run_status: shell?.status ?? null,
+		message: null,
+		error: null,
+		question: null,
+		elapsed_s: elapsedS,
+	};
+}
+
+/** What a run is doing, in one line (progress notifications, a task's statusMessage). */
+export function statusLine(
+	first: Pick<LocatedThread, "entry" | "threadId">,
+	elapsedS: number,
+): string {
+	const shell = first.entry.machine.thread(first.threadId);
+	const last = shell?.latestVisibleMessage?.text?.split("\n")[0] ?? "";
+	return `${shell?.status ?? "unknown"}, ${Math.round(elapsedS)} s elapsed${last ? `; latest: ${capText(last, 120)}` : ""}`;
+}
+
 /** The result of a wait on a thread that vanished from its machine (vanish.ts). */
-function missingResult(threadId: string, machine: string): Settled {
+export function missingResult(threadId: string, machine: string): Settled {
 	return {
 		thread_id: threadId,
 		outcome: "failed",
@@ -237,7 +252,7 @@ function missingResult(threadId: string, machine: string): Settled {
 }
 
 /** Finds the thread; one we track that its machine answers 404 for has settled as missing. */
-async function locateOrGone(
+export async function locateOrGone(
 	deps: ThreadDeps,
 	threadId: string,
 ): Promise<LocatedThread | Settled> {
@@ -252,7 +267,7 @@ async function locateOrGone(
 }
 
 /** The settled state of the run this wait is about, or null while it is still going. */
-async function evaluate(
+export async function evaluate(
 	deps: ThreadDeps,
 	loc: LocatedThread,
 ): Promise<Settled | null> {

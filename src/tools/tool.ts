@@ -8,6 +8,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Services } from "../services.ts";
+import type { TaskSpec } from "../tasks/task-service.ts";
 import type { ThreadReadAhead } from "../threads/read-ahead.ts";
 
 export interface ToolContext {
@@ -19,6 +20,11 @@ export interface ToolContext {
 	progress?: (message: string) => Promise<void>;
 	/** The thread read started when this request arrived (`t3_thread`), if any. */
 	readAhead?: ThreadReadAhead;
+	/**
+	 * Present when this request declared the MCP Tasks extension: `create` makes a task and
+	 * returns the task handle to answer the call with.
+	 */
+	tasks?: { create(spec: TaskSpec): Promise<CallToolResult> };
 }
 
 export interface ToolDefinition<

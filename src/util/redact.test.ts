@@ -112,6 +112,7 @@ describe("registerConfigSecrets", () => {
 				hookToken: "hook-token-3333",
 				hookSecret: undefined,
 				waitTimeoutS: 600,
+				taskTtlS: 86_400,
 				pingTimeoutS: 10,
 				logLevel: "info",
 			},

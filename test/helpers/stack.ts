@@ -76,6 +76,8 @@ export interface StackOptions {
 	clock?: Clock;
 	retryScheduleS?: number[];
 	log?: Logger;
+	/** The `pollIntervalMs` MCP tasks suggest (default 1 s). */
+	taskPollIntervalMs?: number;
 }
 
 export interface Stack {
@@ -162,6 +164,7 @@ export function testServerSettings(
 		hookToken: undefined,
 		hookSecret: undefined,
 		waitTimeoutS: 600,
+		taskTtlS: 86_400,
 		pingTimeoutS: 10,
 		logLevel: "error",
 		...overrides,
@@ -185,6 +188,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		progressIntervalMs: options.progressIntervalMs,
 		clock: options.clock,
 		retryScheduleS: options.retryScheduleS,
+		taskPollIntervalMs: options.taskPollIntervalMs,
 	};
 	let server = await startServer(makeConfig(), serviceOptions);
 	const clients: Client[] = [];
@@ -269,6 +273,7 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 			"clock",
 			"retryScheduleS",
 			"log",
+			"taskPollIntervalMs",
 		] as const
 	).filter((k) => options[k] !== undefined);
 	const {

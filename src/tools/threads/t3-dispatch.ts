@@ -1,7 +1,16 @@
-/** `t3_dispatch`: start a thread (or a follow-up run in one) and return at once. */
+/**
+ * `t3_dispatch`: start a thread (or a follow-up run in one) and return at once, or with
+ * `wait: true` also wait for that run as `t3_wait` does (a task where the client has Tasks).
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { dispatch, PROMPT_LIMIT } from "../../threads/dispatch.ts";
+import {
+	type DispatchResult,
+	dispatch,
+	PROMPT_LIMIT,
+} from "../../threads/dispatch.ts";
+import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
 import {
 	ID_MAX,
 	keyArg,
@@ -12,12 +21,32 @@ import {
 	toolInput,
 } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
+import { settledAtOnce, waitOutputSchema, waitToolResult } from "./t3-wait.ts";
+
+const QUEUED_NOTE =
+	"The thread was busy: this message is queued and runs after the active run. t3_wait reports this run.";
+
+/** The result of a dispatch that waited (the blocking call's, and a task's when it completes). */
+export function dispatchWaitResult(
+	base: Record<string, unknown>,
+	report: WaitReport,
+): CallToolResult {
+	const waited = waitToolResult(report);
+	const data = { ...base, wait: waited.structuredContent ?? null };
+	return ok(
+		data,
+		waited.content
+			.slice(1)
+			.map((c) => (c.type === "text" ? c.text : ""))
+			.join("\n") || undefined,
+	);
+}
 
 export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn. A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn. A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -97,6 +126,12 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Older name of idempotency_key (not a question's request_id); pass idempotency_key instead.",
 			),
+		wait: z
+			.boolean()
+			.optional()
+			.describe(
+				"Also wait for this run (default false): the result's `wait` is what t3_wait returns (completed, failed, interrupted, a question, or timeout after the server's wait timeout). A client with MCP Tasks gets a task at once that completes when the run settles or asks a question: dispatch and be woken in one call.",
+			),
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
@@ -108,6 +143,9 @@ export const t3Dispatch = defineTool({
 		runtime_mode: z.string(),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
+		wait: waitOutputSchema
+			.nullable()
+			.describe("With wait: true, how the wait ended; else null."),
 	}),
 	annotations: {
 		readOnlyHint: false,
@@ -115,13 +153,34 @@ export const t3Dispatch = defineTool({
 		idempotentHint: false,
 		openWorldHint: true,
 	},
-	async handler(args, ctx, { threadDeps }) {
-		const result = await dispatch(threadDeps, args, ctx.origin);
-		return ok(
+	async handler({ wait, ...args }, ctx, { threadDeps }) {
+		// `wait` is not part of what an idempotency key claims: a replay may wait or not.
+		const result: DispatchResult = await dispatch(threadDeps, args, ctx.origin);
+		if (!wait)
+			return ok(
+				{ ...result, wait: null },
+				result.queued ? QUEUED_NOTE : undefined,
+			);
+		const ids = [result.thread_id];
+		if (ctx.tasks) {
+			const first = await waitForThreads(threadDeps, ids, {
+				timeoutS: 0,
+				signal: ctx.signal,
+			});
+			if (settledAtOnce(first)) return dispatchWaitResult(result, first);
+			return ctx.tasks.create({
+				tool: "t3_dispatch",
+				threadIds: ids,
+				base: result,
+			});
+		}
+		return dispatchWaitResult(
 			result,
-			result.queued
-				? "The thread was busy: this message is queued and runs after the active run. t3_wait reports this run."
-				: undefined,
+			await waitForThreads(threadDeps, ids, {
+				timeoutS: threadDeps.settings.waitTimeoutS,
+				signal: ctx.signal,
+				progress: ctx.progress,
+			}),
 		);
 	},
 });

@@ -1,17 +1,57 @@
-/** `t3_wait`: wait until a run settles or asks a question; a timeout is a normal result. */
+/**
+ * `t3_wait`: wait until a run settles or asks a question; a timeout is a normal result. A client
+ * that declares the Tasks extension gets a task instead of a blocking call (src/tasks).
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
-import { waitForThreads } from "../../threads/wait.ts";
+import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
 import { questionSchema, segmentIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const MAX_WAIT_S = 3600;
 
+/** What a wait returns (also inside `t3_dispatch`'s result as `wait`). */
+export const waitOutputSchema = z.object({
+	thread_id: z.string(),
+	outcome: z.enum([
+		"completed",
+		"interrupted",
+		"failed",
+		"question",
+		"timeout",
+	]),
+	run_id: z.string().nullable(),
+	run_status: z.string().nullable(),
+	message: z.string().nullable(),
+	error: z.string().nullable(),
+	question: questionSchema,
+	elapsed_s: z.number(),
+});
+
+const TIMEOUT_NOTE =
+	"Timed out waiting; the run was not interrupted and keeps going. Call t3_wait again to keep waiting.";
+
+/** The tool result of a wait that ended (the blocking call's, and a task's when it completes). */
+export function waitToolResult({
+	note,
+	...result
+}: WaitReport): CallToolResult {
+	return ok(
+		result,
+		note ?? (result.outcome === "timeout" ? TIMEOUT_NOTE : undefined),
+	);
+}
+
+/** Whether a first look settled the wait (a held queue's "timeout" says waiting changes nothing). */
+export const settledAtOnce = (report: WaitReport) =>
+	report.outcome !== "timeout" || report.note !== undefined;
+
 export const t3Wait = defineTool({
 	name: "t3_wait",
 	title: "Wait for a T3 run",
 	description:
-		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A run in a queue held by t3_interrupt hold_queue returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing".',
+		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A run in a queue held by t3_interrupt hold_queue returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing". A client with MCP Tasks gets a task at once instead of a blocking call, completed with this same result (no server wait timeout then; an explicit timeout still applies). To dispatch and wait in one call, use t3_dispatch with wait: true.',
 	inputSchema: toolInput({
 		thread_id: segmentIdArg()
 			.optional()
@@ -31,22 +71,7 @@ export const t3Wait = defineTool({
 				`Seconds to wait at most (default set by the server, 600 unless configured; max ${MAX_WAIT_S}).`,
 			),
 	}),
-	outputSchema: z.object({
-		thread_id: z.string(),
-		outcome: z.enum([
-			"completed",
-			"interrupted",
-			"failed",
-			"question",
-			"timeout",
-		]),
-		run_id: z.string().nullable(),
-		run_status: z.string().nullable(),
-		message: z.string().nullable(),
-		error: z.string().nullable(),
-		question: questionSchema,
-		elapsed_s: z.number(),
-	}),
+	outputSchema: waitOutputSchema,
 	annotations: {
 		readOnlyHint: true,
 		idempotentHint: true,
@@ -59,17 +84,25 @@ export const t3Wait = defineTool({
 			);
 		}
 		const ids = thread_ids ? [...new Set(thread_ids)] : [thread_id as string];
-		const { note, ...result } = await waitForThreads(threadDeps, ids, {
-			timeoutS: timeout ?? threadDeps.settings.waitTimeoutS,
-			signal: ctx.signal,
-			progress: ctx.progress,
-		});
-		return ok(
-			result,
-			note ??
-				(result.outcome === "timeout"
-					? "Timed out waiting; the run was not interrupted and keeps going. Call t3_wait again to keep waiting."
-					: undefined),
+		if (ctx.tasks && timeout !== 0) {
+			// A task unless the outcome is already there: then the plain result, as without tasks.
+			const first = await waitForThreads(threadDeps, ids, {
+				timeoutS: 0,
+				signal: ctx.signal,
+			});
+			if (settledAtOnce(first)) return waitToolResult(first);
+			return ctx.tasks.create({
+				tool: "t3_wait",
+				threadIds: ids,
+				...(timeout === undefined ? {} : { timeoutS: timeout }),
+			});
+		}
+		return waitToolResult(
+			await waitForThreads(threadDeps, ids, {
+				timeoutS: timeout ?? threadDeps.settings.waitTimeoutS,
+				signal: ctx.signal,
+				progress: ctx.progress,
+			}),
 		);
 	},
 });
