@@ -168,6 +168,9 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);`,
 ];
 
+/** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */
+export const MASK_MIGRATION = MIGRATIONS.indexOf(maskStoredText);
+
 export type Db = Database;
 
 /** `PRAGMA application_id` of our files ("t3mc"), so another application's sqlite is told apart. */

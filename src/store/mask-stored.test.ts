@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clearSecretsForTest, MASK, registerSecrets } from "../util/redact.ts";
-import { openDb } from "./db.ts";
+import { MASK_MIGRATION, openDb } from "./db.ts";
 import { createOutbox } from "./outbox.ts";
 import { createThreadStore } from "./threads.ts";
 
@@ -43,7 +43,7 @@ test("an old state file holding a secret is masked once at start, and its bytes 
 		VALUES ('e-1', 't-1', 1, 'k', 'thread.completed', '${JSON.stringify({ title: `t ${SECRET}`, message: `said ${SECRET}` })}', 'pending', 1, 'HTTP 400: got ${SECRET}', 1)`);
 	old.exec(`INSERT INTO operations (tool, key, result, project_title, project_path, created_at)
 		VALUES ('t3_manage', 'k1', '${JSON.stringify({ title: SECRET })}', '${SECRET}', '/x/${SECRET}', 1)`);
-	old.exec(`PRAGMA user_version = ${version - 1}`);
+	old.exec(`PRAGMA user_version = ${MASK_MIGRATION}`);
 	old.close();
 	expect(fileBytes(path)).toContain(SECRET);
 
