@@ -60,12 +60,16 @@ export function expectedProblem(
 }
 
 const MAX_SHOWN = 80;
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 /** How a TOML or env value appears in a message: strings quoted, tables and arrays named. */
 function renderValue(value: unknown): string {
 	if (typeof value === "string") {
+		// A URL's query and fragment may carry a secret: never echoed.
+		const query = URL_SCHEME.test(value) ? value.search(/[?#]/) : -1;
+		const bare = query === -1 ? value : `${value.slice(0, query)}?…`;
 		const shown =
-			value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;
+			bare.length > MAX_SHOWN ? `${bare.slice(0, MAX_SHOWN)}…` : bare;
 		return JSON.stringify(shown);
 	}
 	if (Array.isArray(value))

@@ -86,7 +86,13 @@ describe("bad config files: the exact message", () => {
 			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/t3"',
 		);
 		expect(await errorOf(MAC.replace(":3773", ":3773/?"))).toBe(
-			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/?"',
+			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/?…"',
+		);
+		// A query may carry a secret: shown without it.
+		expect(
+			await errorOf(MAC.replace(":3773", ":3773/?token=q-secret-123#frag")),
+		).toBe(
+			't3code.toml: machines.mac.url: expected an http(s) origin without path, query or fragment, like "http://100.64.0.5:3773", got "http://100.64.0.5:3773/?…"',
 		);
 	});
 

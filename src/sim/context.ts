@@ -6,6 +6,7 @@ import type { Auth } from "./auth.ts";
 import type { SimCompat } from "./compat.ts";
 import type { SimConfigState } from "./config-stream.ts";
 import type { Engine } from "./engine.ts";
+import type { Hostile } from "./hostile.ts";
 import type { OutcomeTimes } from "./outcome-times.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store } from "./store.ts";
@@ -38,4 +39,6 @@ export interface SimContext {
 		requests: Record<string, number>;
 	};
 	count(key: string): void;
+	/** Set in the hostile mode: rewrites everything sent (hostile.ts). */
+	hostile?: Hostile;
 }

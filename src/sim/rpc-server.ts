@@ -206,7 +206,8 @@ export function createConnection(
 			ctx.wire.frames.push({ dir: "send", conn: ws.data.id, frame });
 		// 0 = Bun dropped the message under backpressure (notes/bun.md §5); a stream with a hole
 		// in it would be silently wrong, so end the connection and let the client resume.
-		if (ws.send(JSON.stringify(frame)) === 0) terminate();
+		const sent = ctx.hostile ? ctx.hostile.rewrite(frame) : frame;
+		if (ws.send(JSON.stringify(sent)) === 0) terminate();
 	}
 
 	function pump(requestId: string, stream: Stream): void {

@@ -8,6 +8,7 @@ import { bearerOf, createAuth, OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
 import { createConfigState, setProvider } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import { createEngine } from "./engine.ts";
+import { createHostile, hostileResponse } from "./hostile.ts";
 import { authInvalid, handleHttp, json } from "./http-routes.ts";
 import { createOutcomeTimes } from "./outcome-times.ts";
 import { createPairing } from "./pairing.ts";
@@ -59,6 +60,13 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		config: createConfigState(),
 		faults: { blackholed: false, delayMs: 0, dropReplies: new Map() },
 		wire: { recording: false, frames: [], requests },
+		...(options.hostile
+			? {
+					hostile: createHostile(
+						options.hostile === true ? {} : options.hostile,
+					),
+				}
+			: {}),
 		count: (key) => {
 			requests[key] = (requests[key] ?? 0) + 1;
 		},
@@ -87,6 +95,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		}
 		const ticket = url.searchParams.get("wsTicket");
 		const bearer = bearerOf(request);
+		ctx.hostile?.saw(bearer);
 		if (ticket === null && bearer === undefined)
 			return authInvalid("missing_credential");
 		const session =
@@ -110,9 +119,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 					return pairing.exchange(request);
 				}
 				let shown: string[] = [];
-				const response = handleHttp(ctx, request, (ids) => {
+				ctx.hostile?.saw(bearerOf(request));
+				let response = handleHttp(ctx, request, (ids) => {
 					shown = ids;
 				});
+				if (ctx.hostile)
+					response = await hostileResponse(ctx.hostile, response);
 				const delay = ctx.faults.delayMs;
 				if (delay > 0)
 					await new Promise((resolve) => setTimeout(resolve, delay));

@@ -3,6 +3,7 @@
  * handle it returns. Integration tests and the `demo`/`sim` commands code against these.
  */
 import type { SimCompat } from "./compat.ts";
+import type { HostileOptions } from "./hostile.ts";
 import type { RunOutcomeTimes } from "./outcome-times.ts";
 import type { PairingLinkOptions } from "./pairing.ts";
 import type { Scheduler } from "./scheduler.ts";
@@ -40,6 +41,8 @@ export interface SimOptions {
 	projects?: SimProjectOption[];
 	/** Pacing between scripted agent steps; default 20. */
 	stepMs?: number;
+	/** Echo the bearer it sees into every text it sends (hostile.ts); default off. */
+	hostile?: boolean | HostileOptions;
 	/**
 	 * Shell-stream coalescing window; default 50 like a real server (PROTOCOL.md §8.2); 0 =
 	 * emit every change at once. The thread stream is never coalesced.

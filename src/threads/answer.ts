@@ -5,6 +5,7 @@
  */
 
 import { pendingQuestion, questionOptionValue } from "../t3/derive.ts";
+import { maskSecrets } from "../util/redact.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { locateThread, readDetail } from "./locate.ts";
@@ -142,12 +143,16 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 						`answers.${q.id}: an empty answer is not an answer. Give ${q.options.length ? `one of the options (${q.options.map((o) => `"${o}"`).join(", ")})${q.allow_custom ? " or non-empty free text" : ""}` : "non-empty text"}.`,
 					);
 				}
-				if (q.options.includes(label))
+				// The caller saw the options masked: a masked label names the option it shows.
+				const option =
+					q.options.find((o) => o === label) ??
+					q.options.find((o) => maskSecrets(o) === label);
+				if (option !== undefined)
 					return questionOptionValue(
 						projection,
 						question.request_id,
 						q.id,
-						label,
+						option,
 					);
 				if (!q.allow_custom) {
 					throw new ThreadError(

@@ -1,0 +1,437 @@
+/**
+ * Secrets never leave, whatever T3 sends (CONTRACT.md "HTTP"): against the hostile simulator
+ * (src/sim/hostile.ts), which echoes the bearer it sees into every title, message, question,
+ * option, tool title, diff and error text, straddling every cut the connector makes, and
+ * streams a message whose updates end with growing pieces of it. Every tool's result, the
+ * progress lines, /healthz, `check`, the log, the webhook bodies an append-only receiver got
+ * and the state file's bytes hold no piece of 5+ characters of it; a webhook receiver replying
+ * with the hook's secrets has them masked in /healthz and the log. Ordinary code in a message
+ * (`Authorization: \`Bearer ${token}\``) comes through unchanged.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/client";
+import { runCheck } from "../../src/cli/check.ts";
+import { HOSTILE_CODE } from "../../src/sim/hostile.ts";
+import { createLogger } from "../../src/util/log.ts";
+import { MASK } from "../../src/util/redact.ts";
+import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
+	callTool,
+	type Stack,
+	startStack,
+	until,
+	untilMachineOnline,
+} from "../helpers/stack.ts";
+
+/** Machine bearers with no word in them, so a 5-character piece cannot occur by chance. */
+const EVIL_TOKEN = "Hx7Qz-Kp2Lw9Vn4Tb8Rm3Jc6Yd5Fs1Ga0";
+const SLOW_TOKEN = "Wq3Er-Ty6Ui9Op2As5Df8Gh1Jk4Lz7Xc0";
+const INBOUND_TOKEN = "Mn4Bv-Cx7Za1Sd9Fg3Hj6Kl2Qw8Er5Ty0";
+const HOOK_TOKEN = "Pl9Ok-Mi8Nj7Ub6Hy5Gt4Rf3Ed2Ws1Qa0";
+const HOOK_PATH = "Zx1Cv2Bn3Mq4Wf5Ep6Rt7Yu8";
+const HOOK_QUERY = "Io9Uy8Tr7Ew6Qa5Sd4";
+const PROJECT = "/srv/t3/demo";
+
+const BEARERS = [EVIL_TOKEN, SLOW_TOKEN];
+const ALL_SECRETS = [
+	...BEARERS,
+	INBOUND_TOKEN,
+	HOOK_TOKEN,
+	HOOK_PATH,
+	HOOK_QUERY,
+	TEST_SECRET,
+	TEST_SECRET.slice("whsec_".length),
+];
+
+/** Every 5-character piece of each secret is absent from `text`. */
+function expectNoPiece(text: string, secrets = ALL_SECRETS): void {
+	for (const secret of secrets)
+		for (let i = 0; i + 5 <= secret.length; i++) {
+			const piece = secret.slice(i, i + 5);
+			if (text.includes(piece))
+				throw new Error(
+					`a piece of a secret (${piece}) leaked: …${text.slice(Math.max(0, text.indexOf(piece) - 80), text.indexOf(piece) + 40)}…`,
+				);
+		}
+}
+
+let receiver: Receiver;
+let stack: Stack;
+let client: Client;
+const logs: string[] = [];
+/** Every tool result and progress line, by tool. */
+const outputs = new Map<string, string[]>();
+
+async function call<T = Record<string, unknown>>(
+	name: string,
+	args: Record<string, unknown> = {},
+) {
+	const progress: string[] = [];
+	const result = await callTool<T>(client, name, args, {
+		onprogress: (p) => progress.push(JSON.stringify(p)),
+	});
+	const seen = outputs.get(name) ?? [];
+	seen.push(result.text, JSON.stringify(result.data), ...progress);
+	outputs.set(name, seen);
+	return result;
+}
+
+interface WaitResult {
+	outcome: string;
+	message: string | null;
+	error: string | null;
+	question: {
+		request_id: string;
+		prompt: string;
+		questions: { id: string; options: string[] }[];
+	} | null;
+}
+
+async function dispatchAndWait(
+	prompt: string,
+	extra: Record<string, unknown> = {},
+	machine = "evil",
+) {
+	const d = await call<{ thread_id: string }>("t3_dispatch", {
+		machine,
+		project: PROJECT,
+		prompt,
+		...extra,
+	});
+	expect(d.isError).toBe(false);
+	const w = await call<WaitResult>("t3_wait", {
+		thread_id: d.data.thread_id,
+		timeout: 30,
+	});
+	return { threadId: d.data.thread_id, wait: w.data };
+}
+
+beforeAll(async () => {
+	receiver = startReceiver();
+	// The receiver first refuses, quoting every secret of the hook (its reply is outside text).
+	receiver.setMode({
+		status: 400,
+		body: `bad signature; got Authorization: Bearer ${HOOK_TOKEN} for /in/${HOOK_PATH}?sig=${HOOK_QUERY}, secret ${TEST_SECRET}`,
+	});
+	stack = await startStack({
+		machines: [
+			{
+				name: "evil",
+				token: EVIL_TOKEN,
+				sim: { hostile: true, token: EVIL_TOKEN },
+			},
+			{
+				name: "slow",
+				token: SLOW_TOKEN,
+				sim: { hostile: true, token: SLOW_TOKEN, stepMs: 250 },
+			},
+		],
+		server: {
+			token: INBOUND_TOKEN,
+			hookUrl: `${receiver.url}/in/${HOOK_PATH}?sig=${HOOK_QUERY}`,
+			hookToken: HOOK_TOKEN,
+			hookSecret: TEST_SECRET,
+			logLevel: "debug",
+		},
+		progressIntervalMs: 100,
+		retryScheduleS: [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
+		log: createLogger("debug", (line) => logs.push(line)),
+	});
+	client = await stack.client();
+	await untilMachineOnline(client, "evil");
+	await untilMachineOnline(client, "slow");
+});
+afterAll(async () => {
+	await stack.stop();
+	await receiver.stop();
+});
+
+describe("the hostile simulator echoes the bearer into everything it sends", () => {
+	test("machines, projects and models", async () => {
+		await call("t3_machines");
+		const projects = await call<{ projects: { title: string }[] }>(
+			"t3_projects",
+			{ machine: "evil" },
+		);
+		expect(projects.data.projects[0]?.title).toStartWith(`demo ${MASK}`);
+		const models = await call("t3_models", { machine: "evil" });
+		expect(models.isError).toBe(false);
+	});
+
+	test("messages straddling every cap, at every position, in t3_dispatch, t3_wait and t3_thread", async () => {
+		// One thread, one run per position of the bearer around the caps (the hostile text puts
+		// (prompt length) mod (bearer length − 1) + 1 of its characters before each cut).
+		let threadId: string | undefined;
+		for (let k = 0; k < EVIL_TOKEN.length - 1; k += 2) {
+			const d = await call<{ thread_id: string }>("t3_dispatch", {
+				...(threadId
+					? { thread_id: threadId }
+					: { machine: "evil", project: PROJECT }),
+				prompt: `say hello ${"x".repeat(k)}`,
+			});
+			expect(d.isError).toBe(false);
+			threadId = d.data.thread_id;
+			const w = await call<WaitResult>("t3_wait", {
+				thread_id: threadId,
+				timeout: 30,
+			});
+			expect(w.data.outcome).toBe("completed");
+			expect(w.data.message).toContain(MASK);
+			// Ordinary code is not a credential: not touched.
+			expect(w.data.message).toContain(HOSTILE_CODE);
+		}
+		// 1 run: 8 000-character caps; 8 runs: 2 000; all of them: 500.
+		for (const turns of [1, 8, 20]) {
+			const t = await call<{
+				title: string;
+				runs: { messages: { role: string; text: string }[] }[];
+			}>("t3_thread", { thread_id: threadId, turns });
+			expect(t.isError).toBe(false);
+			expect(t.data.title).toContain(MASK);
+			const texts = t.data.runs.flatMap((r) => r.messages.map((m) => m.text));
+			expect(texts.some((x) => x.includes("…[truncated]"))).toBe(true);
+			if (turns < 20)
+				expect(texts.some((x) => x.includes(HOSTILE_CODE))).toBe(true);
+		}
+	});
+
+	test("a question and its options; the answer by its masked label", async () => {
+		const { threadId, wait } = await dispatchAndWait("ask me");
+		expect(wait.outcome).toBe("question");
+		const question = wait.question;
+		expect(question?.questions[0]?.options[0]).toBe(`Red ${MASK}`);
+		await call("t3_thread", { thread_id: threadId });
+		await call("t3_threads", { state: "attention" });
+		const answered = await call("t3_answer", {
+			thread_id: threadId,
+			answers: { color: question?.questions[0]?.options[0] },
+		});
+		expect(answered.isError).toBe(false);
+		const done = await call<WaitResult>("t3_wait", {
+			thread_id: threadId,
+			timeout: 30,
+		});
+		// The masked label named the real option: the agent got its value.
+		expect(done.data.message).toStartWith("You chose red.");
+	});
+
+	test("an approval's prompt", async () => {
+		const { threadId, wait } = await dispatchAndWait("approve this", {
+			runtime_mode: "approval-required",
+		});
+		expect(wait.outcome).toBe("question");
+		await call("t3_answer", { thread_id: threadId, decision: "accept" });
+		const done = await call<WaitResult>("t3_wait", {
+			thread_id: threadId,
+			timeout: 30,
+		});
+		expect(done.data.outcome).toBe("completed");
+	});
+
+	test("a run error straddling the 500 cap", async () => {
+		const { threadId, wait } = await dispatchAndWait("fail now");
+		expect(wait.outcome).toBe("failed");
+		expect(wait.error).toContain(MASK);
+		expect(wait.error?.length).toBeLessThanOrEqual(500);
+		await call("t3_thread", { thread_id: threadId });
+	});
+
+	test("diffs, paged", async () => {
+		const small = await dispatchAndWait("edit a file");
+		const diff = await call<{ diff: string }>("t3_diff", {
+			thread_id: small.threadId,
+		});
+		expect(diff.data.diff).toContain(`+// ${MASK}`);
+		const big = await dispatchAndWait("big edit");
+		let cursor: string | null = null;
+		let pages = 0;
+		do {
+			const page: { data: { next_cursor: string | null } } = await call(
+				"t3_diff",
+				{ thread_id: big.threadId, ...(cursor ? { cursor } : {}) },
+			);
+			cursor = page.data.next_cursor;
+			pages += 1;
+		} while (cursor);
+		expect(pages).toBeGreaterThan(1);
+	});
+
+	test("interrupt, watch, threads, manage (and its refusals), delete", async () => {
+		const d = await call<{ thread_id: string }>("t3_dispatch", {
+			machine: "evil",
+			project: PROJECT,
+			prompt: "long task",
+		});
+		const threadId = d.data.thread_id;
+		await until(
+			async () =>
+				(
+					await call<{ latest_run: { status: string } | null }>("t3_thread", {
+						thread_id: threadId,
+					})
+				).data.latest_run?.status === "running",
+			10_000,
+			"the long task to run",
+		);
+		// T3 refuses to archive a working thread: its refusal is an error body.
+		const refused = await call("t3_manage", {
+			thread_id: threadId,
+			action: "archive",
+		});
+		expect(refused.isError).toBe(true);
+		await call("t3_interrupt", { thread_id: threadId });
+		await call("t3_wait", { thread_id: threadId, timeout: 30 });
+		await call("t3_watch");
+		await call("t3_watch", { thread_id: threadId, enabled: false });
+		await call("t3_watch", { thread_id: threadId, enabled: true });
+		await call("t3_threads");
+		await call("t3_threads", { query: "long" });
+		const renamed = await call<{ title: string }>("t3_manage", {
+			thread_id: threadId,
+			action: "rename",
+			title: "renamed",
+		});
+		expect(renamed.isError).toBe(false);
+		for (const action of ["archive", "unarchive", "settle", "unsettle"])
+			await call("t3_manage", { thread_id: threadId, action });
+		const deleted = await call("t3_delete", { thread_id: threadId });
+		expect(deleted.isError).toBe(false);
+	});
+
+	test("a message split across stream updates: progress lines while it streams, the text it stopped at", async () => {
+		const d = await call<{ thread_id: string }>("t3_dispatch", {
+			machine: "slow",
+			project: PROJECT,
+			prompt: "slow stream",
+		});
+		const threadId = d.data.thread_id;
+		// Interrupted while streaming, the run's message is the text so far, which ends with a
+		// piece of the bearer (hostile.ts).
+		let interrupted: Promise<unknown> | undefined;
+		const progress: string[] = [];
+		const wait = await callTool<WaitResult>(
+			client,
+			"t3_wait",
+			{ thread_id: threadId, timeout: 30 },
+			{
+				onprogress: (p) => {
+					const line = JSON.stringify(p);
+					progress.push(line);
+					if (!interrupted && line.includes("Streaming"))
+						interrupted = call("t3_interrupt", { thread_id: threadId });
+				},
+			},
+		);
+		await interrupted;
+		outputs.get("t3_wait")?.push(wait.text, ...progress);
+		expect(progress.some((l) => l.includes("latest: Streaming"))).toBe(true);
+		expect(wait.data.outcome).toBe("interrupted");
+		expect(wait.data.message).toStartWith("Streaming");
+		expect(wait.data.message).toEndWith(MASK);
+		expect(wait.data.message).not.toContain(HOSTILE_CODE);
+	});
+});
+
+describe("no piece of a secret anywhere", () => {
+	test("in every tool's results and progress lines", () => {
+		for (const tool of [
+			"t3_machines",
+			"t3_projects",
+			"t3_models",
+			"t3_dispatch",
+			"t3_thread",
+			"t3_wait",
+			"t3_answer",
+			"t3_interrupt",
+			"t3_watch",
+			"t3_threads",
+			"t3_manage",
+			"t3_delete",
+			"t3_diff",
+		]) {
+			const seen = outputs.get(tool) ?? [];
+			expect(seen.length).toBeGreaterThan(0);
+			expectNoPiece(seen.join("\n"));
+		}
+	});
+
+	test("in /healthz, including the receiver's refusal quoting the hook's secrets", async () => {
+		let lastError = "";
+		await until(
+			async () => {
+				const response = await fetch(`${stack.server.url}/healthz`, {
+					headers: { authorization: `Bearer ${INBOUND_TOKEN}` },
+				});
+				const text = await response.text();
+				expectNoPiece(text);
+				lastError =
+					(JSON.parse(text) as { outbox: { last_error?: string } }).outbox
+						.last_error ?? "";
+				return lastError.includes("bad signature");
+			},
+			10_000,
+			"a refused delivery",
+		);
+		expect(lastError).toContain(`/in/${MASK}?sig=${MASK}`);
+	});
+
+	test("in the webhook bodies delivered", async () => {
+		receiver.setMode("ok");
+		await until(
+			() => receiver.deliveries.length >= 5,
+			20_000,
+			"deliveries once the receiver accepts",
+		);
+		const raw = receiver.deliveries.map((d) => d.raw).join("\n");
+		expect(raw).toContain(MASK);
+		expectNoPiece(raw);
+		expect(receiver.deliveries.every((d) => d.verified)).toBe(true);
+	});
+
+	test("in the log", () => {
+		expect(logs.some((l) => l.includes("bad signature"))).toBe(true);
+		expectNoPiece(logs.join("\n"));
+	});
+
+	test("in check, as text and --json", async () => {
+		writeFileSync(
+			join(stack.dir, "check.toml"),
+			[
+				"[machines.evil]",
+				`url = "${stack.sim("evil").url}"`,
+				'token_env = "T3_EVIL_TOKEN"',
+				'projects = ["*"]',
+			].join("\n"),
+		);
+		for (const argv of [[], ["--json"]]) {
+			let out = "";
+			await runCheck(argv, {
+				env: {
+					T3CODE_MCP_CONFIG: join(stack.dir, "check.toml"),
+					T3CODE_MCP_STATE: join(stack.dir, "check.sqlite"),
+					T3_EVIL_TOKEN: EVIL_TOKEN,
+				},
+				cwd: stack.dir,
+				write: (t) => {
+					out += t;
+				},
+			});
+			expect(out).toContain("evil");
+			expectNoPiece(out);
+		}
+	});
+
+	test("in the state file's bytes", () => {
+		let bytes = readFileSync(stack.statePath).toString("latin1");
+		if (existsSync(`${stack.statePath}-wal`))
+			bytes += readFileSync(`${stack.statePath}-wal`).toString("latin1");
+		expect(bytes).toContain(MASK);
+		expectNoPiece(bytes);
+	});
+});
