@@ -8,9 +8,11 @@
 import {
 	accessSync,
 	constants,
+	existsSync,
 	mkdirSync,
 	renameSync,
 	rmSync,
+	statSync,
 	writeFileSync,
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -221,6 +223,8 @@ async function pair(
 	try {
 		mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
 		accessSync(dirname(file), constants.W_OK);
+		if (existsSync(file) && !statSync(file).isFile())
+			throw new Error("it is not a regular file");
 	} catch (error) {
 		throw new Refusal(
 			`cannot write the token file ${file}: ${(error as Error).message}. Give --token-file with a path you can write. ${unused}`,

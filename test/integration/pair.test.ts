@@ -195,6 +195,25 @@ describe("pair", () => {
 		expectNoSecret(run, [credentialOf(link)]);
 	});
 
+	test("the pre-release engine pairs too; a token file path that is a directory is refused before the link is used", async () => {
+		const pre = await startSim({ compat: "prerelease" });
+		try {
+			const link = pre.pairingLink();
+			const busy = await cli(["pair", link, "--token-file", dir]);
+			expect(busy.code).toBe(1);
+			expect(busy.stderr).toContain(
+				`cannot write the token file ${dir}: it is not a regular file. Give --token-file with a path you can write. The link was not used`,
+			);
+			const file = join(dir, "pre.token");
+			const run = await cli(["pair", link, "--token-file", file]);
+			expect(run.code).toBe(0);
+			expect(statSync(file).mode & 0o777).toBe(0o600);
+			expectNoSecret(run, [credentialOf(link), readFileSync(file, "utf8")]);
+		} finally {
+			await pre.stop();
+		}
+	});
+
 	test("a server not on protocol 2 is refused before the credential is sent", async () => {
 		const link = v1.pairingLink();
 		const run = await cli([
