@@ -151,6 +151,39 @@ describe("group commit", () => {
 		await commits.drained();
 	});
 
+	it("readers wait only for the syncs of rows committed before they asked, not for later ones", async () => {
+		const { insert } = setup();
+		const syncs: { resolve: () => void }[] = [];
+		const flushes: (() => void)[] = [];
+		const commits = createGroupCommit(db, (flush) => flushes.push(flush), {
+			sync: () => new Promise<void>((resolve) => syncs.push({ resolve })),
+			close: () => {},
+		});
+		const a = commits.run(insert("a"));
+		flushes[0]?.();
+		const gate = commits.unsynced();
+		let open = false;
+		void gate?.then(() => {
+			open = true;
+		});
+		// Under load the next batch commits (and starts its sync) before the first sync ends.
+		const b = commits.run(insert("b"));
+		flushes[1]?.();
+		expect(syncs).toHaveLength(2);
+		syncs[0]?.resolve();
+		await a;
+		await gate;
+		expect(open).toBe(true);
+		// "b" is still being synced: a reader asking now waits for it.
+		const later = commits.unsynced();
+		expect(later).toBeDefined();
+		syncs[1]?.resolve();
+		await b;
+		await later;
+		expect(commits.unsynced()).toBeUndefined();
+		await commits.drained();
+	});
+
 	it("walSync syncs a file database's WAL and is absent for one in memory", async () => {
 		const { insert, committed } = setup();
 		const wal = walSync(db);

@@ -25,8 +25,9 @@ export interface GroupCommit {
 	 */
 	run<T>(write: () => T, options?: { durable?: boolean }): Promise<T>;
 	/**
-	 * While committed rows are not on disk yet: resolves once they are (never rejects).
-	 * Undefined when everything committed is durable.
+	 * While committed rows are not on disk yet: resolves once the rows committed so far are
+	 * (never rejects), whatever was committed after the call. Undefined when everything
+	 * committed is durable.
 	 */
 	unsynced(): Promise<void> | undefined;
 	/** Resolves when no sync is in flight (shutdown, before the file is closed). */
@@ -198,7 +199,18 @@ export function createGroupCommit(
 				});
 			});
 		},
-		unsynced: () => synced,
+		unsynced() {
+			// After a failed sync, only a later successful one makes its rows durable.
+			if (failedSeq > 0) return synced;
+			if (inFlight.size === 0) return undefined;
+			// Every durable batch starts its sync as it commits, so the syncs in flight now cover
+			// every row committed so far. Waiting for no sync to be in flight instead starved the
+			// delivery worker under load: with an fsync slower than the gap between outcomes
+			// (a busy or fresh disk), a new sync started before the last ended, for 100s of ms.
+			return Promise.all([...inFlight]).then(() =>
+				failedSeq > 0 ? synced : undefined,
+			);
+		},
 		drained: async () => {
 			while (inFlight.size > 0) await Promise.all([...inFlight]);
 		},
