@@ -39,13 +39,27 @@ export function dispatchModeFor(
 /** The thread-setting commands a continuation needs first: only what was asked and differs. */
 export function modeCommands(
 	thread: ThreadShell,
-	args: { runtime_mode?: RuntimeMode; interaction_mode?: InteractionMode },
+	args: {
+		runtime_mode?: RuntimeMode;
+		interaction_mode?: InteractionMode;
+		title?: string;
+	},
 	newId: () => string,
 ): (Record<string, unknown> & { type: string; commandId: string })[] {
 	const commands: (Record<string, unknown> & {
 		type: string;
 		commandId: string;
 	})[] = [];
+	// A title with a follow-up renames the thread (gateways send one with every dispatch).
+	const title = args.title?.trim();
+	if (title && title !== thread.title) {
+		commands.push({
+			type: "thread.metadata.update",
+			commandId: newId(),
+			threadId: thread.id,
+			title,
+		});
+	}
 	if (
 		args.runtime_mode !== undefined &&
 		args.runtime_mode !== thread.runtimeMode

@@ -323,7 +323,7 @@ async function continueThread(
 		entry,
 		threadId,
 		project,
-		title: thread.title,
+		title: args.title?.trim() || thread.title,
 		origin,
 		watched,
 		kind: "message",

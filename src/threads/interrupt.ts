@@ -58,6 +58,7 @@ export async function interrupt(
 				run_id: latest?.id ?? null,
 				run_status: latest?.status ?? "idle",
 				queued: [] as QueuedRun[],
+				interrupted: false,
 			},
 			note: `Nothing to interrupt: thread "${threadId}" has no active run${latest ? ` (latest run is ${latest.status})` : ""}.`,
 		};
@@ -113,6 +114,7 @@ export async function interrupt(
 			run_id: active.id,
 			run_status: run?.status ?? active.status,
 			queued,
+			interrupted: true,
 		},
 		note,
 	};

@@ -39,6 +39,9 @@ export interface ManageResult {
 	status: string;
 	title: string;
 	archived: boolean;
+	/** false when there was nothing to do (then `note` says why). */
+	changed: boolean;
+	note: string | null;
 }
 
 const REASON = "Requested through t3code-mcp";
@@ -103,7 +106,8 @@ function firstStep(
 	const busy =
 		(shell?.activeRunId ?? null) !== null ||
 		projection.runs.some((r) => BUSY_RUN_STATUSES.has(r.status));
-	if (pending)
+	// T3 refuses to settle while a request is pending; other actions do not depend on it.
+	if (pending && action === "settle")
 		return "A question or approval is pending: answer it with t3_answer (or stop the run with t3_interrupt) first, then retry.";
 	if (busy && action === "archive")
 		return "The agent is still working: wait for the run to end (t3_wait) or stop it (t3_interrupt) first, then archive.";
@@ -148,6 +152,23 @@ function rawReason(error: T3Error): string {
 			: error.message;
 }
 
+function shapeOf(
+	threadId: string,
+	action: ManageAction,
+	projection: ThreadProjection,
+	note: string | null,
+): ManageResult {
+	return {
+		thread_id: threadId,
+		action,
+		status: projection.thread.status,
+		title: projection.thread.title,
+		archived: Boolean(projection.thread.archivedAt),
+		changed: note === null,
+		note,
+	};
+}
+
 async function describe(
 	located: LocatedThread,
 	action: ManageAction,
@@ -155,13 +176,52 @@ async function describe(
 	const { projection } = await located.entry.machine.getThread(
 		located.threadId,
 	);
-	return {
-		thread_id: located.threadId,
-		action,
-		status: projection.thread.status,
-		title: projection.thread.title,
-		archived: Boolean(projection.thread.archivedAt),
-	};
+	return shapeOf(located.threadId, action, projection, null);
+}
+
+/**
+ * Why `action` would change nothing on the thread as it is, or null. T3 refuses such repeats;
+ * saying so beats relaying a refusal. Settling is judged only where T3 reports
+ * `settledOverride` (an engine without it decides itself).
+ */
+function nothingToDo(
+	action: ManageAction,
+	title: string | undefined,
+	projection: ThreadProjection,
+): string | null {
+	const thread = projection.thread;
+	const settled =
+		"settledOverride" in thread
+			? thread.settledOverride === "settled"
+			: undefined;
+	switch (action) {
+		case "rename":
+			return title?.trim() === thread.title
+				? "The thread already has this title: nothing to do."
+				: null;
+		case "archive":
+			return thread.archivedAt
+				? "The thread is already archived: nothing to do (t3_threads with archived: true lists it)."
+				: null;
+		case "unarchive":
+			return thread.archivedAt
+				? null
+				: "The thread is not archived: nothing to do.";
+		case "settle":
+			return settled === true
+				? "The thread is already settled: nothing to do."
+				: null;
+		case "unsettle":
+			return settled === false
+				? "The thread is not settled: nothing to do."
+				: null;
+		case "stop_session":
+			return projection.providerSessions.some((s) => s.status !== "stopped")
+				? null
+				: "No provider session is attached to this thread: nothing to stop.";
+		case "resume_queue": // queue.ts
+			return null;
+	}
 }
 
 /** The contract's `t3_manage` result from the queue use case's richer one. */
@@ -172,6 +232,10 @@ function manageShape(r: ResumeQueueResult): ManageResult {
 		status: r.status,
 		title: r.title,
 		archived: r.archived,
+		changed: r.wasHeld,
+		note: r.wasHeld
+			? null
+			: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
 	};
 }
 
@@ -182,9 +246,9 @@ export function manageThread(
 	action: ManageAction,
 	title: string | undefined,
 	key?: string,
-): Promise<{ result: ManageResult; note?: string }> {
+): Promise<ManageResult> {
 	checkTitle(action, title);
-	return once(
+	const done = once(
 		deps,
 		{
 			tool: "t3_manage",
@@ -197,12 +261,7 @@ export function manageThread(
 				const resumed = await resumeQueue(deps, threadId);
 				return {
 					threadId,
-					result: {
-						result: manageShape(resumed),
-						note: resumed.wasHeld
-							? undefined
-							: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
-					},
+					result: manageShape(resumed),
 					place: resumed.place,
 				};
 			}
@@ -214,6 +273,16 @@ export function manageThread(
 			};
 		},
 	);
+	// A result an older version stored for this key has neither field: it did change something.
+	return done.then((r) => {
+		const stored = r as ManageResult & { result?: ManageResult; note?: string };
+		const result = stored.result ?? stored;
+		return {
+			...result,
+			changed: result.changed ?? true,
+			note: result.note ?? stored.note ?? null,
+		};
+	});
 }
 
 async function applyAction(
@@ -221,16 +290,12 @@ async function applyAction(
 	located: LocatedThread,
 	action: ManageAction,
 	title: string | undefined,
-): Promise<{ result: ManageResult; note?: string }> {
+): Promise<ManageResult> {
 	const { threadId } = located;
 	const { projection } = await readDetail(located, true);
+	const nothing = nothingToDo(action, title, projection);
+	if (nothing !== null) return shapeOf(threadId, action, projection, nothing);
 	const commands = commandsFor(deps, threadId, action, title, projection);
-	if (commands.length === 0) {
-		return {
-			result: await describe(located, action),
-			note: "No provider session is attached to this thread: nothing to stop.",
-		};
-	}
 	let sequence = 0;
 	for (const command of commands) {
 		try {
@@ -248,7 +313,7 @@ async function applyAction(
 		}
 	}
 	await shellCaughtUp(located.entry.machine, sequence);
-	return { result: await describe(located, action) };
+	return describe(located, action);
 }
 
 const CATCH_UP_MS = 3_000;

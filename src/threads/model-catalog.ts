@@ -186,8 +186,12 @@ export async function checkSelection(
 		);
 	}
 	if (args.model !== undefined && !provider.ready) {
+		// Both problems at once: fixing only the provider would still leave an unknown model.
+		const unknown = provider.models.some((m) => m.slug === selection.model)
+			? ""
+			: `, and "${selection.model}" is not one of its models (${provider.models.map((m) => `${provider.instanceId}/${m.slug}`).join(", ") || "none"})`;
 		throw new ThreadError(
-			`model: "${name}" cannot run on machine "${machine}" now: ${(provider.reason ?? `provider ${provider.instanceId} is not ready`).replace(/\.$/, "")}. Pick a model with ready: true from t3_models.`,
+			`model: "${name}" cannot run on machine "${machine}" now: ${(provider.reason ?? `provider ${provider.instanceId} is not ready`).replace(/\.$/, "")}${unknown}. Pick a model with ready: true from t3_models.`,
 		);
 	}
 	if (plan && !provider.planMode) {

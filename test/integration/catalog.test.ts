@@ -248,6 +248,12 @@ describe("t3_dispatch model, options and modes", () => {
 		expect(plan.text).toContain(
 			'provider "grok" on machine "demo" does not offer plan mode',
 		);
+		// An unknown model on a disabled provider: both problems, not only the first.
+		const both = await dispatch({ prompt: "x", model: "cursor/composer-9" });
+		expect(both.isError).toBe(true);
+		expect(both.text).toContain(
+			'model: "cursor/composer-9" cannot run on machine "demo" now: cursor is disabled on the machine: Cursor is disabled in T3 Code settings, and "composer-9" is not one of its models (none)',
+		);
 		const unknown = await dispatch({ prompt: "x", model: "gemini/pro" });
 		expect(unknown.text).toContain(
 			'provider instance "gemini" does not exist on machine "demo"',

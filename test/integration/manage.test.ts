@@ -38,6 +38,8 @@ type Managed = {
 	status: string;
 	title: string;
 	archived: boolean;
+	changed: boolean;
+	note: string | null;
 };
 type Diff = {
 	thread_id: string;
@@ -259,6 +261,8 @@ describe("t3_manage and t3_delete", () => {
 			status: "completed",
 			title: "Lifecycle",
 			archived: false,
+			changed: true,
+			note: null,
 		});
 
 		const archived = await manage(id, "archive");
@@ -274,11 +278,12 @@ describe("t3_manage and t3_delete", () => {
 			}),
 		]);
 		const again = await manage(id, "archive");
-		expect(again.isError).toBe(true);
-		expect(again.text).toContain(`refused archive on thread "${id}"`);
-		expect(again.text).toContain(
-			"If it is already archived, there is nothing to do (t3_threads with archived: true lists it).",
-		);
+		expect(again.isError).toBe(false);
+		expect(again.data).toMatchObject({
+			archived: true,
+			changed: false,
+			note: "The thread is already archived: nothing to do (t3_threads with archived: true lists it).",
+		});
 
 		expect((await manage(id, "unarchive")).data.archived).toBe(false);
 		expect((await manage(id, "settle")).isError).toBe(false);
@@ -400,9 +405,53 @@ describe("t3_manage and t3_delete", () => {
 		const r = await manage(ids.edit, "resume_queue");
 		expect(r.isError).toBe(false);
 		expect(r.data).toMatchObject({ thread_id: ids.edit, archived: false });
-		expect(r.text).toContain(
-			"No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+		expect(r.data).toMatchObject({
+			changed: false,
+			note: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+		});
+	});
+
+	test("nothing to do is changed: false with a note, never a refusal or an unrelated hint", async () => {
+		const asking = await callTool<{ thread_id: string }>(
+			client,
+			"t3_dispatch",
+			{ machine: "b", project: "demo", prompt: "ask me" },
 		);
+		const id = asking.data.thread_id;
+		const w = await callTool<{ outcome: string }>(client, "t3_wait", {
+			thread_id: id,
+			timeout: 20,
+		});
+		expect(w.data.outcome).toBe("question");
+		const commands = () =>
+			stack.sim("b").stats().requests["orchestration.dispatchCommand"] ?? 0;
+		const before = commands();
+		const cases: [string, Record<string, unknown>, string][] = [
+			["unarchive", {}, "The thread is not archived: nothing to do."],
+			["unsettle", {}, "The thread is not settled: nothing to do."],
+			[
+				"rename",
+				{ title: (await manage(id, "rename", { title: "Asking" })).data.title },
+				"The thread already has this title: nothing to do.",
+			],
+		];
+		const sent = commands();
+		for (const [action, extra, note] of cases) {
+			const r = await manage(id, action, extra);
+			expect([action, r.isError]).toEqual([action, false]);
+			expect(r.data).toMatchObject({
+				thread_id: id,
+				action,
+				archived: false,
+				changed: false,
+				note,
+			});
+			// A pending question has nothing to do with it.
+			expect(r.text).not.toContain("t3_answer");
+		}
+		expect(sent).toBe(before + 1);
+		expect(commands()).toBe(sent);
+		await callTool(client, "t3_interrupt", { thread_id: id });
 	});
 
 	test("an idempotency_key replay returns the first result", async () => {

@@ -38,6 +38,7 @@ type Interrupted = {
 	run_id: string | null;
 	run_status: string;
 	queued: { run_id: string; held: boolean }[];
+	interrupted: boolean;
 };
 type SimRun = {
 	id: string;
@@ -123,6 +124,7 @@ describe("interrupt with follow-ups queued", () => {
 			run_id: busy.run_id,
 			run_status: expect.any(String),
 			queued: queued.map((q) => ({ run_id: q.run_id, held: false })),
+			interrupted: true,
 		});
 		expect(i.text).toContain("start in order");
 		const w = await wait(client, { thread_id: busy.thread_id });

@@ -137,13 +137,14 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 		const client = await stack.client({ era });
 		const d = await dispatch(client, { prompt: "long task" });
 		await untilRunning(client, d.data.thread_id);
-		const i = await callTool<{ run_id: string; run_status: string }>(
-			client,
-			"t3_interrupt",
-			{ thread_id: d.data.thread_id },
-		);
+		const i = await callTool<{
+			run_id: string;
+			run_status: string;
+			interrupted: boolean;
+		}>(client, "t3_interrupt", { thread_id: d.data.thread_id });
 		expect(i.isError).toBe(false);
 		expect(i.data.run_id).toBe(d.data.run_id as string);
+		expect(i.data.interrupted).toBe(true);
 		const w = await wait(client, { thread_id: d.data.thread_id });
 		expect(w.data.outcome).toBe("interrupted");
 		expect(w.data.run_status).toBe("interrupted");
@@ -151,6 +152,7 @@ describe.each(ERAS)("the loop (%s era)", (era) => {
 			thread_id: d.data.thread_id,
 		});
 		expect(nothing.isError).toBe(false);
+		expect(nothing.data.interrupted).toBe(false);
 		expect(nothing.text).toContain("Nothing to interrupt");
 	});
 
@@ -188,6 +190,50 @@ describe("continuations", () => {
 			{ thread_id: first.data.thread_id, turns: 5 },
 		);
 		expect(thread.data.runs.map((r) => r.ordinal)).toEqual([1, 2]);
+	});
+
+	test("a title with a follow-up renames the thread; the same title sends nothing more", async () => {
+		const client = await stack.client();
+		const first = await dispatch(client, {
+			prompt: "first message",
+			title: "Before",
+		});
+		const id = first.data.thread_id;
+		await wait(client, { thread_id: id });
+		const renames = () =>
+			stack
+				.sim()
+				.frames()
+				.filter(
+					(f) =>
+						f.dir === "recv" &&
+						JSON.stringify(f.frame).includes('"thread.metadata.update"') &&
+						JSON.stringify(f.frame).includes(id),
+				).length;
+		stack.sim().record(true);
+		try {
+			const next = await callTool<Dispatched>(client, "t3_dispatch", {
+				thread_id: id,
+				prompt: "second message",
+				title: "  After  ",
+			});
+			expect(next.isError).toBe(false);
+			await wait(client, { thread_id: id });
+			const read = await callTool<{ title: string }>(client, "t3_thread", {
+				thread_id: id,
+			});
+			expect(read.data.title).toBe("After");
+			expect(renames()).toBe(1);
+			await callTool(client, "t3_dispatch", {
+				thread_id: id,
+				prompt: "third message",
+				title: "After",
+			});
+			await wait(client, { thread_id: id });
+			expect(renames()).toBe(1);
+		} finally {
+			stack.sim().record(false);
+		}
 	});
 
 	test("a follow-up to a busy thread is queued and reported as such", async () => {

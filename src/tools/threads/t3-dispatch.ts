@@ -71,7 +71,7 @@ export const t3Dispatch = defineTool({
 		title: titleArg(200)
 			.optional()
 			.describe(
-				"Thread title for a new thread (default: derived from the prompt).",
+				"Thread title for a new thread (default: derived from the prompt); with thread_id it renames the thread.",
 			),
 		model: z
 			.string()

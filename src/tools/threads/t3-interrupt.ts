@@ -9,7 +9,7 @@ export const t3Interrupt = defineTool({
 	name: "t3_interrupt",
 	title: "Interrupt a T3 run",
 	description:
-		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. If nothing is running, says so.',
+		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. If nothing is running, says so with interrupted: false.',
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		hold_queue: z
@@ -24,6 +24,9 @@ export const t3Interrupt = defineTool({
 		run_id: z.string().nullable(),
 		run_status: z.string(),
 		queued: z.array(z.object({ run_id: z.string(), held: z.boolean() })),
+		interrupted: z
+			.boolean()
+			.describe("false when nothing was running (nothing was sent to T3)."),
 	}),
 	annotations: {
 		readOnlyHint: false,

@@ -15,7 +15,7 @@ export const t3Manage = defineTool({
 	name: "t3_manage",
 	title: "Organise a T3 thread",
 	description:
-		'Change how a thread is kept, without losing anything: "rename" (with title), "archive" / "unarchive" (archived threads leave the active list; see t3_threads archived: true), "settle" / "unsettle" (mark it done or open again), "stop_session" (detach the agent\'s provider session to free it; history stays, the next t3_dispatch starts a new one), "resume_queue" (start follow-ups held by t3_interrupt hold_queue). Returns the thread\'s status, title and whether it is archived. T3 refuses some actions until something else happens first (archive while the agent works, settle while a question is pending): the error says what to do. To remove a thread for good use t3_delete.',
+		'Change how a thread is kept, without losing anything: "rename" (with title), "archive" / "unarchive" (archived threads leave the active list; see t3_threads archived: true), "settle" / "unsettle" (mark it done or open again), "stop_session" (detach the agent\'s provider session to free it; history stays, the next t3_dispatch starts a new one), "resume_queue" (start follow-ups held by t3_interrupt hold_queue). Returns the thread\'s status, title and whether it is archived, and changed: false with a note when there was nothing to do (unarchive on a thread that is not archived, resume_queue with nothing held…). T3 refuses some actions until something else happens first (archive while the agent works, settle while a question is pending): the error says what to do. To remove a thread for good use t3_delete.',
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		action: z
@@ -35,6 +35,10 @@ export const t3Manage = defineTool({
 		status: z.string(),
 		title: z.string(),
 		archived: z.boolean(),
+		changed: z
+			.boolean()
+			.describe("false when there was nothing to do (note says why)."),
+		note: z.string().nullable(),
 	}),
 	annotations: {
 		readOnlyHint: false,
@@ -47,13 +51,13 @@ export const t3Manage = defineTool({
 		_ctx,
 		{ threadDeps },
 	) {
-		const { result, note } = await manageThread(
+		const result = await manageThread(
 			threadDeps,
 			thread_id,
 			action,
 			title,
 			idempotency_key,
 		);
-		return ok({ ...result }, note);
+		return ok({ ...result });
 	},
 });
