@@ -3,7 +3,18 @@
  * with, so `tasks/get` answers after a restart and an open task resumes its wait. The wire shape
  * is built elsewhere; this is storage only.
  */
+import { maskJsonText, maskSecrets } from "../util/redact.ts";
 import type { Db } from "./db.ts";
+
+/** The texts of a row that quote T3 (places, results, status lines), masked before stored. */
+function masked<T extends Partial<TaskRow>>(row: T): T {
+	const out = { ...row };
+	for (const key of ["threads", "base", "result"] as const)
+		if (typeof out[key] === "string") out[key] = maskJsonText(out[key]);
+	if (typeof out.status_message === "string")
+		out.status_message = maskSecrets(out.status_message);
+	return out;
+}
 
 /** Where one waited-on thread lives, so whether it is visible now is known offline. */
 export interface TaskPlace {
@@ -48,7 +59,7 @@ export function createTaskStore(db: Db) {
 	const remove = db.query("DELETE FROM tasks WHERE task_id = $id");
 	return {
 		insert: (row: TaskRow) => {
-			insert.run({ ...row });
+			insert.run({ ...masked(row) });
 		},
 		update: (
 			row: Pick<
@@ -56,7 +67,7 @@ export function createTaskStore(db: Db) {
 				"task_id" | "status" | "result" | "status_message" | "updated_at"
 			>,
 		) => {
-			update.run({ ...row });
+			update.run({ ...masked(row) });
 		},
 		all: (): TaskRow[] => all.all({}),
 		remove: (taskId: string) => {

@@ -36,6 +36,7 @@ import {
 	timeoutReport,
 	type WaitReport,
 } from "../threads/wait.ts";
+import { maskDeep } from "../util/redact.ts";
 
 export const DEFAULT_TASK_TTL_S = 86_400;
 export const MAX_TASK_TTL_S = 604_800;
@@ -168,7 +169,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 				? `Waiting on thread ${first.thread_id}: ${statusLine({ entry, threadId: first.thread_id }, elapsedS(rec))}`
 				: `Waiting on thread ${first.thread_id}.`;
 		}
-		return {
+		// The safety net, as for tool results: the status line and result quote T3.
+		return maskDeep({
 			taskId: row.task_id,
 			status: row.status,
 			...(statusMessage === undefined ? {} : { statusMessage }),
@@ -179,7 +181,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 			...(row.status === "completed" && row.result !== null
 				? { result: JSON.parse(row.result) as Record<string, unknown> }
 				: {}),
-		};
+		});
 	}
 
 	function notify(rec: Rec): void {

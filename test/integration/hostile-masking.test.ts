@@ -28,6 +28,7 @@ import {
 	until,
 	untilMachineOnline,
 } from "../helpers/stack.ts";
+import { rawRequest } from "../helpers/tasks-client.ts";
 
 /** Machine bearers with no word in them, so a 5-character piece cannot occur by chance. */
 const EVIL_TOKEN = "Hx7Qz-Kp2Lw9Vn4Tb8Rm3Jc6Yd5Fs1Ga0";
@@ -335,6 +336,55 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(wait.data.message).toStartWith("Streaming");
 		expect(wait.data.message).toEndWith(MASK);
 		expect(wait.data.message).not.toContain(HOSTILE_CODE);
+	});
+});
+
+describe("tasks", () => {
+	test("a waiting dispatch answered with a task: its status line and result (tasks/get)", async () => {
+		const bearer = INBOUND_TOKEN;
+		const mcpUrl = stack.server.mcpUrl;
+		const called = await rawRequest(
+			mcpUrl,
+			"tools/call",
+			{
+				name: "t3_dispatch",
+				arguments: {
+					machine: "slow",
+					project: PROJECT,
+					prompt: "say hello as a task",
+					wait: true,
+				},
+			},
+			{ bearer },
+		);
+		expect(called.kind).toBe("result");
+		const seen: string[] = [JSON.stringify(called)];
+		const taskId = (
+			called as { result: { task?: { taskId: string }; taskId?: string } }
+		).result;
+		const id = taskId.task?.taskId ?? taskId.taskId;
+		expect(typeof id).toBe("string");
+		let status = "working";
+		await until(
+			async () => {
+				const got = await rawRequest(
+					mcpUrl,
+					"tasks/get",
+					{ taskId: id },
+					{ bearer },
+				);
+				seen.push(JSON.stringify(got));
+				status = got.kind === "result" ? String(got.result.status) : "error";
+				return status !== "working";
+			},
+			20_000,
+			"the task to complete",
+		);
+		expect(status).toBe("completed");
+		const all = seen.join("\n");
+		expect(all).toContain(MASK);
+		expectNoPiece(all);
+		outputs.set("tasks", seen);
 	});
 });
 
