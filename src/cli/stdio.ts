@@ -87,7 +87,7 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 				),
 		},
 	);
-	const handle = serveStdio(() => buildServer(services), {
+	const handle = serveStdio((ctx) => buildServer(services, ctx.era), {
 		transport,
 		onerror: (error) =>
 			log.warn("mcp stdio transport error", { error: error.message }),

@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { badInitialize } from "../mcp/initialize-check.ts";
 import { startReadAhead } from "../mcp/read-ahead.ts";
 import { buildServer } from "../mcp/server.ts";
+import { noteLegacyTaskRequest } from "../mcp/tasks.ts";
 import type { Services } from "../services.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import {
@@ -18,13 +19,14 @@ import {
 } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
 import { MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
+import { isTaskListen, serveTaskListen } from "./task-listen.ts";
 
 /** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
 const KEEP_ALIVE_MS = 5_000;
 
 export function createApp(services: Services): Hono {
 	const { server } = services.config;
-	const handler = createMcpHandler(() => buildServer(services), {
+	const handler = createMcpHandler((ctx) => buildServer(services, ctx.era), {
 		legacy: "stateless",
 		responseMode: "sse",
 		keepAliveMs: KEEP_ALIVE_MS,
@@ -88,7 +90,15 @@ export function createApp(services: Services): Hono {
 		if (body.kind === "raw") return handler.fetch(body.request);
 		const refused = badInitialize(body.message);
 		if (refused) return c.json(refused);
+		if (isTaskListen(body.message))
+			return serveTaskListen(
+				body.message,
+				services,
+				c.req.raw.signal,
+				KEEP_ALIVE_MS,
+			);
 		startReadAhead(c.req.raw, body.message, services);
+		noteLegacyTaskRequest(c.req.raw, body.message);
 		return handler.fetch(c.req.raw, { parsedBody: body.message });
 	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw));

@@ -108,6 +108,13 @@ export function metricsText(services: Services): string {
 			values: [{ labels: {}, value: stats.oldestPendingS }],
 		},
 		{
+			name: "t3code_mcp_tasks",
+			help: "MCP tasks held, by status",
+			values: Object.entries(services.tasks.counts()).map(
+				([status, value]) => ({ labels: { status }, value }),
+			),
+		},
+		{
 			name: "t3code_mcp_followed_threads",
 			help: "Threads followed on their own stream, per machine",
 			values: services.fleet.list().map((entry) => ({

@@ -3,7 +3,11 @@
  * `createMcpHandler` wants) and adapts each tool: origin header, abort signal, progress,
  * and expected failures turned into `isError` results.
  */
-import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import {
+	McpServer,
+	type RegisteredTool,
+	type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { Services } from "../services.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { ThreadError } from "../threads/errors.ts";
@@ -17,7 +21,10 @@ import { installTasks, taskContext } from "./tasks.ts";
 
 const SERVER_NAME = "t3code-mcp";
 
-export function buildServer(services: Services): McpServer {
+export function buildServer(
+	services: Services,
+	era: "modern" | "legacy" = "modern",
+): McpServer {
 	const server = new McpServer(
 		{ name: SERVER_NAME, version: services.version },
 		{
@@ -25,8 +32,10 @@ export function buildServer(services: Services): McpServer {
 				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects (t3_models for another model, plan mode or model options) → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nTo be woken instead of blocking: t3_dispatch with wait: true dispatches and waits in one call. A client with MCP Tasks (io.modelcontextprotocol/tasks) gets a task at once for it and for t3_wait, completed when the run finishes or asks a question, so it can do other work meanwhile; without Tasks, wait: true blocks like t3_wait. Use wait: true when you would call t3_wait right after dispatching.\nAlso: t3_threads finds existing threads on every machine; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
 		},
 	);
-	for (const tool of tools) register(server, tool, services);
-	installTasks(server, services);
+	const registered = new Map(
+		tools.map((tool) => [tool.name, register(server, tool, services, era)]),
+	);
+	installTasks(server, services, era, registered);
 	return server;
 }
 
@@ -53,8 +62,9 @@ function register(
 	server: McpServer,
 	tool: ToolDefinition,
 	services: Services,
-): void {
-	server.registerTool(
+	era: "modern" | "legacy",
+): RegisteredTool {
+	return server.registerTool(
 		tool.name,
 		{
 			title: tool.title,
@@ -65,7 +75,7 @@ function register(
 		},
 		async (args: unknown, ctx: ServerContext) => {
 			const context = toolContext(ctx);
-			const tasks = taskContext(tool.name, ctx, services);
+			const tasks = taskContext(tool.name, ctx, services, era);
 			if (tasks) context.tasks = tasks;
 			const started = performance.now();
 			const done = (outcome: "ok" | "error") => {
