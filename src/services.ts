@@ -13,6 +13,7 @@ import { createDispatchStore } from "./store/dispatches.ts";
 import { createOperationStore } from "./store/operations.ts";
 import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
+import { createTokenExpiryStore } from "./store/token-expiries.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
 import { createKeptViews } from "./t3/kept-views.ts";
 import { createMachine } from "./t3/machine.ts";
@@ -75,12 +76,17 @@ export function createServices(
 	const state = openState(config.server.statePath);
 	const { db } = state;
 	const shutdown = new AbortController();
+	const tokenExpiries = createTokenExpiryStore(db);
 	const makeMachine =
 		options.machineFactory ??
 		((machine) =>
 			createMachine(machine, {
 				log,
 				pingTimeoutMs: config.server.pingTimeoutS * 1000,
+				tokenExpiry: {
+					get: (token) => tokenExpiries.get(machine.name, token),
+					set: (token, at) => tokenExpiries.set(machine.name, token, at),
+				},
 			}));
 	// One budget for the views every machine keeps after release (src/t3/kept-views.ts).
 	const keptViews = createKeptViews<KeptView>();

@@ -49,6 +49,14 @@ export interface MachineDeps {
 	pingIntervalMs?: number;
 	pongTimeoutMs?: number;
 	httpTimeoutMs?: number;
+	/**
+	 * Where the expiry T3 reports for the machine's token is kept beyond this process (the
+	 * state file), so a token dead after a restart still reads "expired"; memory only without.
+	 */
+	tokenExpiry?: {
+		get(token: string): string | null;
+		set(token: string, expiresAt: string | null): void;
+	};
 	/** How long dispatch/launchThread keep re-sending the same command after transport failures. */
 	commandRetryMs?: number;
 	/** Timeout of one RPC attempt. */
@@ -234,7 +242,7 @@ export function createMachine(
 					if (next !== token) expiries.clear();
 					token = next;
 				},
-				knownExpiry: (t) => expiries.get(t) ?? null,
+				knownExpiry: (t) => expiries.get(t) ?? deps.tokenExpiry?.get(t) ?? null,
 				now,
 			});
 			if (negotiated.kind === "stale") return;
@@ -242,6 +250,7 @@ export function createMachine(
 				expiries.clear();
 				if (negotiated.tokenExpiresAt !== null)
 					expiries.set(token, negotiated.tokenExpiresAt);
+				deps.tokenExpiry?.set(token, negotiated.tokenExpiresAt);
 			}
 			status = {
 				...status,

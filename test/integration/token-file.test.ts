@@ -7,7 +7,7 @@
  * "expired" by the connector's clock while the sim still accepts it, until the sim catches up.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPair } from "../../src/cli/pair.ts";
@@ -131,4 +131,28 @@ test("an expired token says when and how to mint a new one; a re-pair applies wi
 		Date.now() + 30 * DAY,
 		-5,
 	);
+});
+
+test("after a restart, a token found dead is still reported expired (the expiry is kept in the state file)", async () => {
+	// A token the sim accepts now but whose expiry, by this clock, has passed.
+	offset = -31 * DAY;
+	await pair();
+	stack.sim("lab").dropSockets();
+	const online = await untilLab(
+		"online with the older token",
+		(r) =>
+			r.state === "online" && Date.parse(r.token_expires_at ?? "") < Date.now(),
+	);
+	await stack.stopServer();
+	offset = 0;
+	await stack.restartServer();
+	const expired = await untilLab("expired", (r) => r.state === "unauthorized");
+	expect(expired.reason).toBe(
+		`T3 machine "lab" (${stack.sim("lab").url}): token expired at ${online.token_expires_at}; mint a new one (\`t3code-mcp pair\`, or \`t3 auth session issue\`)`,
+	);
+	// Only a fingerprint of the token is stored, never the token.
+	const token = Buffer.from(readFileSync(file, "utf8"));
+	for (const path of [stack.statePath, `${stack.statePath}-wal`])
+		if (existsSync(path))
+			expect(readFileSync(path).includes(token)).toBe(false);
 });
