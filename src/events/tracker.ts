@@ -318,6 +318,7 @@ function transitions(
 	const question = pendingQuestion(
 		projection,
 		shell.pendingRuntimeRequest ?? null,
+		{ machine: entry.config.name },
 	);
 	const questionRun = question
 		? (runs.find((r) => r.id === shell.activeRunId) ?? runs.at(-1))

@@ -3,7 +3,12 @@
  * question, approval, hold) into messages, turn items, nodes and runtime requests, shaped like
  * the real engine's rows (captures-v2 ws-question / ws-approval / ws-stream-enabled).
  */
-import type { AgentIO, RuntimeResponse, ToolOutcome } from "./agent.ts";
+import type {
+	AgentIO,
+	ApprovalExtra,
+	RuntimeResponse,
+	ToolOutcome,
+} from "./agent.ts";
 import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
 import {
 	assistantMessageIdFor,
@@ -79,10 +84,16 @@ export function agentIO(
 			messageId: ids.messageId,
 		});
 	}
+	/**
+	 * A runtime request and the turn item that carries its details (none for `auth_refresh`;
+	 * a `dynamic_tool` item on the same node for a client tool call). `capability`: how T3 can
+	 * take the answer (live by default; `message`; `not_resumable` with its reason).
+	 */
 	async function request(
 		kind: string,
-		itemFields: Record<string, unknown>,
+		itemFields: Record<string, unknown> | null,
 		viaMessage = false,
+		capability?: Record<string, unknown>,
 	): Promise<RuntimeResponse> {
 		const callId = `call_${newId()}`;
 		const requestId = runtimeRequestIdFor(
@@ -117,12 +128,14 @@ export function agentIO(
 			nativeRequestRef: nativeRef(h.instanceId, callId),
 			kind,
 			status: "pending",
-			responseCapability: viaMessage
-				? { type: "message" }
-				: {
-						type: "live",
-						providerSessionId: providerSessionIdFor(h.instanceId),
-					},
+			responseCapability:
+				capability ??
+				(viaMessage
+					? { type: "message" }
+					: {
+							type: "live",
+							providerSessionId: providerSessionIdFor(h.instanceId),
+						}),
 			createdAt: at,
 			resolvedAt: null,
 		};
@@ -134,15 +147,16 @@ export function agentIO(
 			"runtime-request.updated",
 			nodeId,
 		);
-		addItem(kit, h, {
-			id: providerItemIdFor(h.instanceId, callId),
-			nodeId,
-			nativeItemRef: nativeRef(h.instanceId, callId),
-			status: "waiting",
-			completedAt: null,
-			requestId,
-			...itemFields,
-		});
+		if (itemFields)
+			addItem(kit, h, {
+				id: providerItemIdFor(h.instanceId, callId),
+				nodeId,
+				nativeItemRef: nativeRef(h.instanceId, callId),
+				status: "waiting",
+				completedAt: null,
+				...(itemFields.type === "dynamic_tool" ? {} : { requestId }),
+				...itemFields,
+			});
 		const response = await new Promise<RuntimeResponse>((resolve, reject) => {
 			h.pending = { requestId, resolve };
 			h.controller.signal.addEventListener(
@@ -154,15 +168,27 @@ export function agentIO(
 		h.pending = null;
 		return response;
 	}
-	const approve = (requestKind: string, prompt: string) =>
-		request(requestKind, { type: "approval_request", requestKind, prompt });
+	const approve = (
+		requestKind: string,
+		prompt: string,
+		extra: ApprovalExtra = {},
+	) => {
+		const { capability, ...fields } = extra;
+		return request(
+			requestKind,
+			{ type: "approval_request", requestKind, prompt, ...fields },
+			false,
+			capability,
+		);
+	};
 	/** Asks first when the thread's mode wants it (read at the call: a mode set mid-run counts). */
 	async function gate(
 		kind: ApprovalKind,
 		prompt: string,
+		extra?: ApprovalExtra,
 	): Promise<ToolOutcome> {
 		if (!asksApproval(h.thread.app.runtimeMode, kind)) return "run";
-		const { decision } = await approve(kind, prompt);
+		const { decision } = await approve(kind, prompt, extra);
 		const accepted = decision !== undefined && APPROVED.has(decision);
 		await step();
 		return accepted ? "approved" : "declined";
@@ -204,6 +230,7 @@ export function agentIO(
 			const outcome = await gate(
 				"command",
 				options.reason ?? `sim agent wants to run ${input}`,
+				options.approval,
 			);
 			if (outcome === "declined") return outcome;
 			const nativeId = `call_${newId()}`;
@@ -259,6 +286,17 @@ export function agentIO(
 					)
 				: request("user_input", { type: "user_input_request", questions }),
 		approve,
+		async signIn() {
+			await request("auth_refresh", null);
+		},
+		async clientTool(toolName, input) {
+			await request("dynamic_tool_call", {
+				type: "dynamic_tool",
+				title: toolName,
+				toolName,
+				input,
+			});
+		},
 		steered: () => [...h.steers],
 		hold() {
 			if (h.finishRequested) return Promise.resolve();

@@ -4,6 +4,14 @@
  * which run-lifecycle.ts turns into turn items, runtime requests and events.
  */
 
+/** What an approval may carry beyond its prompt (RELEASED-0.1.md §1 "Approval choices"). */
+export interface ApprovalExtra {
+	options?: { decision: string; label: string; warning?: string }[];
+	appName?: string;
+	/** `responseCapability` instead of live, e.g. `{type: "not_resumable", reason}`. */
+	capability?: Record<string, unknown>;
+}
+
 export interface RuntimeResponse {
 	decision?: string;
 	answers?: Record<string, unknown>;
@@ -25,7 +33,7 @@ export interface AgentIO {
 	 */
 	command(
 		input: string,
-		options?: { exitCode?: number; reason?: string },
+		options?: { exitCode?: number; reason?: string; approval?: ApprovalExtra },
 	): Promise<ToolOutcome>;
 	/** Edits a file in the workspace, asking first the same way (`file-change`). */
 	fileChange(
@@ -42,7 +50,15 @@ export interface AgentIO {
 		options?: { dismissable?: boolean },
 	): Promise<RuntimeResponse>;
 	/** An approval request of any kind; `command`/`fileChange` use it when the mode asks. */
-	approve(requestKind: string, prompt: string): Promise<RuntimeResponse>;
+	approve(
+		requestKind: string,
+		prompt: string,
+		extra?: ApprovalExtra,
+	): Promise<RuntimeResponse>;
+	/** An `auth_refresh` request: the provider must be signed in again (no turn item). */
+	signIn(): Promise<void>;
+	/** A `dynamic_tool_call` request with its `dynamic_tool` item: a T3 client answers it. */
+	clientTool(toolName: string, input: unknown): Promise<void>;
 	/** Hold the turn open until interrupted or released by `finishRun`. */
 	hold(): Promise<void>;
 	/** Messages steered into this run so far. */
@@ -105,6 +121,22 @@ export const FINISH_QUESTION = {
 	required: false,
 };
 
+/** "approve with options": what an mcp-elicitation-style approval offers (RELEASED-0.1.md §1). */
+export const APPROVAL_OPTIONS = [
+	{
+		decision: "accept",
+		label: "Run it once",
+		warning:
+			"The script comes from the network; the provider flagged possible prompt injection.",
+	},
+	{ decision: "acceptForSession", label: "Allow for this session" },
+	{ decision: "decline", label: "Do not run it" },
+];
+
+/** "approve after restart": why T3 can no longer deliver an answer (`not_resumable`). */
+export const NOT_RESUMABLE_REASON =
+	"the provider process that asked ended with a server restart";
+
 /** Codex's `reason` for `ls`, which T3 shows as the approval's `prompt` (ws-approval.jsonl). */
 const LIST_FILES = "sim agent wants to list files";
 
@@ -150,6 +182,44 @@ export function pickScript(prompt: string): AgentScript {
 			const response = await io.ask([question]);
 			await io.step();
 			await io.say(`You chose ${answerText(response.answers)}.`);
+		};
+	}
+	// Longer prompts before their prefixes: "approve with options" before "approve".
+	if (text.includes("approve with options")) {
+		return async (io) => {
+			await io.step();
+			const outcome = await io.command("curl https://example.com/install.sh", {
+				reason: "sim agent wants to run an install script",
+				approval: { options: APPROVAL_OPTIONS },
+			});
+			await io.say(
+				outcome === "declined"
+					? "Script declined."
+					: "Script approved and run.",
+			);
+		};
+	}
+	if (text.includes("approve after restart")) {
+		return async (io) => {
+			await io.step();
+			await io.approve("command", LIST_FILES, {
+				capability: { type: "not_resumable", reason: NOT_RESUMABLE_REASON },
+			});
+			await io.say("The request was resolved elsewhere.");
+		};
+	}
+	if (text.includes("sign in again")) {
+		return async (io) => {
+			await io.step();
+			await io.signIn();
+			await io.say("Signed in again; carrying on.");
+		};
+	}
+	if (text.includes("call a client tool")) {
+		return async (io) => {
+			await io.step();
+			await io.clientTool("open_preview", { url: "http://localhost:5173" });
+			await io.say("The client opened the preview.");
 		};
 	}
 	if (text.includes("approve") || text.includes("run a command")) {

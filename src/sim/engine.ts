@@ -7,6 +7,7 @@ import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
 import type { SimCompat } from "./compat.ts";
 import { dismissRequest } from "./request-dismiss.ts";
+import { resolveElsewhere, respondRefusal } from "./request-kinds.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
 import {
 	cancelRun,
@@ -368,6 +369,8 @@ export function createEngine(deps: {
 				if (!request) return `Runtime request ${requestId} was not found.`;
 				if (request.status !== "pending")
 					return `Runtime request ${requestId} is not pending.`;
+				const refused = respondRefusal(thread, request, c.decision);
+				if (refused) return refused;
 				const node = store.find(thread, "nodes", request.nodeId as string);
 				const h = node ? handles.get(node.runId as string) : undefined;
 				const response: {
@@ -590,6 +593,7 @@ export function createEngine(deps: {
 		finishRun(threadId) {
 			for (const h of handles.values()) {
 				if (h.thread.id !== threadId) continue;
+				if (resolveElsewhere(kit, h)) continue;
 				if (h.release) h.release();
 				else h.finishRequested = true;
 			}

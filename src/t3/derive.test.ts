@@ -143,6 +143,8 @@ describe("derive from the captured projections", () => {
 			kind: "user_input",
 			request_kind: "user_input",
 			prompt: "Which color should I use?",
+			answerable: true,
+			reason: null,
 			// A live request (the capture's codex): only message-mode requests may be dismissed.
 			dismissable: false,
 			questions: [
@@ -157,6 +159,9 @@ describe("derive from the captured projections", () => {
 					required: true,
 				},
 			],
+			decisions: null,
+			app_name: null,
+			decision_wire: {},
 		});
 		// Pre-release options have no value: answer with the label.
 		expect(
@@ -192,9 +197,105 @@ describe("derive from the captured projections", () => {
 			kind: "approval",
 			request_kind: "command",
 			prompt: "fake codex wants to list files",
+			answerable: true,
+			reason: null,
 			dismissable: false,
 			questions: [],
+			// The pre-release lists no options: accept and decline, as T3 takes them.
+			decisions: [
+				{ decision: "accept", label: "Accept", warning: null },
+				{ decision: "decline", label: "Decline", warning: null },
+			],
+			app_name: null,
+			decision_wire: { accept: "accept", decline: "decline" },
 		});
+	});
+
+	it("approval options: T3's decisions in snake_case with labels and warnings; app name", () => {
+		const projection = finalProjection();
+		const request = projection.runtimeRequests.find(
+			(r) => r.kind === "command",
+		);
+		const id = request?.id as string;
+		const withOptions = {
+			...withPending(projection, id),
+			turnItems: projection.turnItems.map((i) =>
+				i.requestId === id
+					? {
+							...i,
+							appName: "Linear",
+							options: [
+								{
+									decision: "accept",
+									label: "Allow once",
+									warning: "This server may be reading untrusted text.",
+								},
+								{ decision: "acceptForSession", label: "Allow this session" },
+								{ decision: "cancel", label: "Cancel" },
+							],
+						}
+					: i,
+			),
+		};
+		const q = pendingQuestion(withOptions, { id, kind: "command" });
+		expect([q?.decisions, q?.app_name, q?.decision_wire]).toEqual([
+			[
+				{
+					decision: "accept",
+					label: "Allow once",
+					warning: "This server may be reading untrusted text.",
+				},
+				{
+					decision: "accept_for_session",
+					label: "Allow this session",
+					warning: null,
+				},
+				{ decision: "cancel", label: "Cancel", warning: null },
+			],
+			"Linear",
+			{
+				accept: "accept",
+				accept_for_session: "acceptForSession",
+				cancel: "cancel",
+			},
+		]);
+	});
+
+	it("auth_refresh, dynamic_tool_call and not_resumable requests are questions nobody answers here", () => {
+		const projection = finalProjection();
+		const request = projection.runtimeRequests.find(
+			(r) => r.kind === "command",
+		);
+		const id = request?.id as string;
+		const as = (patch: Record<string, unknown>) => ({
+			...projection,
+			runtimeRequests: projection.runtimeRequests.map((r) =>
+				r.id === id ? { ...r, ...patch, status: "pending" } : r,
+			),
+		});
+		const auth = pendingQuestion(as({ kind: "auth_refresh" }), undefined, {
+			machine: "vm",
+		});
+		expect([auth?.kind, auth?.answerable, auth?.decisions]).toEqual([
+			"auth_refresh",
+			false,
+			null,
+		]);
+		expect(auth?.reason).toContain('must be signed in again on machine "vm"');
+		const tool = pendingQuestion(as({ kind: "dynamic_tool_call" }));
+		expect([tool?.kind, tool?.answerable]).toEqual(["dynamic_tool", false]);
+		expect(tool?.reason).toContain("a T3 Code client answers");
+		const stale = pendingQuestion(
+			as({
+				responseCapability: {
+					type: "not_resumable",
+					reason: "the provider session ended",
+				},
+			}),
+		);
+		expect([stale?.kind, stale?.answerable]).toEqual(["approval", false]);
+		expect(stale?.reason).toContain("(the provider session ended)");
+		expect(stale?.reason).toContain("t3_interrupt");
 	});
 
 	it("runDetails lists messages, tools and files of a run", () => {
@@ -385,7 +486,7 @@ describe("derive from released-shape projections", () => {
 		);
 	});
 
-	it("approvals of any non-question kind; auth_refresh is neither", () => {
+	it("approvals of any non-question kind; auth_refresh is its own, unanswerable kind", () => {
 		expect(
 			pendingQuestion(projection, { id: "req-a", kind: "file-change" }),
 		).toMatchObject({
@@ -394,9 +495,9 @@ describe("derive from released-shape projections", () => {
 		});
 		expect(
 			pendingQuestion(projection, { id: "req-auth", kind: "auth_refresh" }),
-		).toBeNull();
+		).toMatchObject({ kind: "auth_refresh", answerable: false });
 		// Without the shell: the newest pending request of the projection (auth_refresh here).
-		expect(pendingQuestion(projection)).toBeNull();
+		expect(pendingQuestion(projection)?.kind).toBe("auth_refresh");
 	});
 
 	it("runError falls back to the shell lastError", () => {

@@ -15,6 +15,14 @@ import {
 	type TurnItem,
 	type UserInputQuestion,
 } from "./model.ts";
+import {
+	approvalDecisions,
+	type DecisionView,
+	type DecisionWire,
+	type QuestionKind,
+	questionKind,
+	unanswerableReason,
+} from "./request-kinds.ts";
 
 export type RunOutcome = "completed" | "interrupted" | "failed";
 
@@ -178,10 +186,14 @@ export function settledOrdinal(projection: ThreadProjection): number {
 
 export interface PendingQuestionView {
 	request_id: string;
-	kind: "user_input" | "approval";
+	kind: QuestionKind;
 	/** The raw runtime-request kind (`user_input`, `command`, `file-change`, …). */
 	request_kind: string;
 	prompt: string;
+	/** False for requests nobody can answer through t3code-mcp (request-kinds.ts). */
+	answerable: boolean;
+	/** When not answerable: what a person must do, and where. */
+	reason: string | null;
 	/** T3 lets this request be closed unanswered: message-mode requests only (§6.6). */
 	dismissable: boolean;
 	questions: {
@@ -194,6 +206,17 @@ export interface PendingQuestionView {
 		/** False for a question the user may leave unanswered (`required: false`, §6.6). */
 		required: boolean;
 	}[];
+	/** Approvals only (else null): what T3 offers, accept and decline when it lists none. */
+	decisions: DecisionView[] | null;
+	/** The app asking, for approvals that name one (mcp-elicitation); else null. */
+	app_name: string | null;
+	/** How each offered decision is sent back (T3's camelCase value). */
+	decision_wire: DecisionWire;
+}
+
+/** Where a request is, for the reasons of unanswerable ones. */
+export interface QuestionContext {
+	machine?: string;
 }
 
 function requestItem(
@@ -215,6 +238,7 @@ function requestItem(
 export function pendingQuestion(
 	projection: ThreadProjection,
 	shellPending?: PendingRuntimeRequest | null,
+	context: QuestionContext = {},
 ): PendingQuestionView | null {
 	const newestPending = () =>
 		projection.runtimeRequests.filter((r) => r.status === "pending").at(-1);
@@ -230,11 +254,37 @@ export function pendingQuestion(
 	} else {
 		request = newestPending();
 	}
-	if (!request || request.kind === "auth_refresh") return null;
+	if (!request) return null;
 	const item = requestItem(projection, request.id);
 	const id = request.id;
-	const capability = projection.runtimeRequests.find((r) => r.id === id)
-		?.responseCapability as { type?: unknown } | undefined;
+	const row = projection.runtimeRequests.find((r) => r.id === id);
+	const capability = row?.responseCapability as { type?: unknown } | undefined;
+	const toolItem =
+		request.kind === "dynamic_tool_call" && row
+			? projection.turnItems.find(
+					(i) => i.type === "dynamic_tool" && i.nodeId === row.nodeId,
+				)
+			: undefined;
+	const toolName =
+		typeof toolItem?.toolName === "string" ? toolItem.toolName : undefined;
+	const reason = unanswerableReason(request, row, {
+		...(context.machine ? { machine: context.machine } : {}),
+		provider:
+			projection.thread.modelSelection?.instanceId ??
+			(typeof projection.thread.providerInstanceId === "string"
+				? projection.thread.providerInstanceId
+				: null),
+		...(toolName ? { toolName } : {}),
+	});
+	const common = {
+		request_id: request.id,
+		request_kind: request.kind,
+		answerable: reason === null,
+		reason,
+		decisions: null,
+		app_name: null,
+		decision_wire: {},
+	};
 	const dismissable =
 		request.kind === "user_input" &&
 		(capability?.type === "message" || item?.responseMode === "message");
@@ -250,24 +300,41 @@ export function pendingQuestion(
 			required: q.required !== false,
 		}));
 		return {
-			request_id: request.id,
+			...common,
 			kind: "user_input",
-			request_kind: request.kind,
 			prompt: questions.map((q) => q.text).join("\n"),
-			dismissable,
+			dismissable: dismissable && reason === null,
 			questions,
+		};
+	}
+	if (request.kind === "auth_refresh" || request.kind === "dynamic_tool_call") {
+		return {
+			...common,
+			kind: questionKind(request.kind),
+			prompt:
+				request.kind === "auth_refresh"
+					? "The provider must be signed in again."
+					: `The agent called the client-side tool${toolName ? ` "${redact(toolName)}"` : ""}.`,
+			dismissable: false,
+			questions: [],
 		};
 	}
 	const requestKind = item?.requestKind ?? request.kind;
 	const prompt =
 		item?.prompt ?? item?.title ?? `approval requested (${requestKind})`;
+	const { decisions, wire } = approvalDecisions(item);
 	return {
-		request_id: request.id,
+		...common,
 		kind: "approval",
-		request_kind: request.kind,
 		prompt,
 		dismissable: false,
 		questions: [],
+		decisions,
+		app_name:
+			typeof item?.appName === "string" && item.appName.length > 0
+				? redact(item.appName)
+				: null,
+		decision_wire: wire,
 	};
 }
 

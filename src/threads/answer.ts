@@ -15,7 +15,8 @@ export type AnswerValue = string | string[];
 export interface AnswerArgs {
 	thread_id: string;
 	answers?: Record<string, AnswerValue>;
-	decision?: "accept" | "decline";
+	/** One of the question's `decisions` (snake_case). */
+	decision?: string;
 	/** The request the caller means; refused as stale when it is no longer the pending one. */
 	request_id?: string;
 	dismiss?: boolean;
@@ -28,7 +29,9 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	const located = await locateThread(deps, args.thread_id);
 	const { projection } = await readDetail(located, true);
 	// The fresh projection is authoritative; the shell may lag a new or a resolved request.
-	const question = pendingQuestion(projection);
+	const question = pendingQuestion(projection, undefined, {
+		machine: located.entry.config.name,
+	});
 	const live = question && !answered.has(question.request_id) ? question : null;
 	if (args.request_id !== undefined && live?.request_id !== args.request_id) {
 		throw new ThreadError(
@@ -42,6 +45,13 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 				: `Nothing is pending on thread "${args.thread_id}": no question or approval waits for an answer. Call t3_wait to follow the run.`,
 		);
 	}
+	if (!question.answerable) {
+		throw new ThreadError(
+			`Request ${question.request_id} on thread "${args.thread_id}" (${question.kind}) cannot be answered through t3code-mcp: ${question.reason}`,
+		);
+	}
+	const offered = (question.decisions ?? []).map((d) => `"${d.decision}"`);
+	const offeredText = `decision: ${orList(offered)}`;
 	const command: Record<string, unknown> & { type: string; commandId: string } =
 		{
 			type: "runtime-request.respond",
@@ -59,7 +69,7 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		}
 		if (!question.dismissable) {
 			throw new ThreadError(
-				`dismiss: T3 does not allow dismissing request ${question.request_id} on thread "${args.thread_id}" (the agent waits for a live ${question.kind === "approval" ? "decision" : "answer"}). Answer it with ${question.kind === "approval" ? 'decision: "accept" or "decline"' : "answers"}, or stop the run with t3_interrupt.`,
+				`dismiss: T3 does not allow dismissing request ${question.request_id} on thread "${args.thread_id}" (the agent waits for a live ${question.kind === "approval" ? "decision" : "answer"}). Answer it with ${question.kind === "approval" ? offeredText : "answers"}, or stop the run with t3_interrupt.`,
 			);
 		}
 		await located.entry.machine.dispatch({
@@ -80,15 +90,21 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 	if (question.kind === "approval") {
 		if (args.answers !== undefined) {
 			throw new ThreadError(
-				`answers: the pending request is an approval ("${question.prompt}"); answer it with decision: "accept" or "decline", not answers.`,
+				`answers: the pending request is an approval ("${question.prompt}"); answer it with ${offeredText}, not answers.`,
 			);
 		}
 		if (args.decision === undefined) {
 			throw new ThreadError(
-				`decision: required for the pending approval ("${question.prompt}"): "accept" or "decline".`,
+				`decision: required for the pending approval ("${question.prompt}"): ${orList(offered)}.`,
 			);
 		}
-		command.decision = args.decision;
+		const wire = question.decision_wire[args.decision];
+		if (wire === undefined) {
+			throw new ThreadError(
+				`decision: "${args.decision}" is not offered for this approval ("${question.prompt}"). T3 offers: ${describeDecisions(question.decisions ?? [])}.`,
+			);
+		}
+		command.decision = wire;
 	} else {
 		if (args.decision !== undefined) {
 			throw new ThreadError(
@@ -182,4 +198,23 @@ function remember(requestId: string): void {
 	// Only the recent ones matter (T3's own state catches up within moments); keep it bounded.
 	if (answered.size > 1_000)
 		answered.delete(answered.values().next().value as string);
+}
+
+/** The offered decisions with their labels and warnings, for an error the caller acts on. */
+function describeDecisions(
+	decisions: { decision: string; label: string; warning: string | null }[],
+): string {
+	return decisions
+		.map(
+			(d) =>
+				`"${d.decision}" (${d.label}${d.warning ? `; warning: ${d.warning}` : ""})`,
+		)
+		.join(", ");
+}
+
+/** `"a" or "b"`, `"a", "b" or "c"`. */
+function orList(items: string[]): string {
+	return items.length <= 1
+		? (items[0] ?? "")
+		: `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
 }

@@ -24,7 +24,12 @@ import {
 	SEPARATOR,
 	search,
 } from "./thread-index.ts";
-import { pendingOf, type ThreadState, threadState } from "./thread-state.ts";
+import {
+	type Pending,
+	pendingOf,
+	type ThreadState,
+	threadState,
+} from "./thread-state.ts";
 
 export { type ThreadState, threadState };
 export const STATE_FILTERS = ["active", "attention", "settled", "all"] as const;
@@ -47,7 +52,7 @@ export interface ListedThread {
 	title: string;
 	status: string;
 	state: ThreadState;
-	pending: "question" | "approval" | null;
+	pending: Pending | null;
 	latest_run: { id: string; ordinal: number | null; status: string } | null;
 	updated_at: string | null;
 	archived: boolean;

@@ -74,7 +74,11 @@ export async function readThread(
 				files: details.files,
 			};
 		}),
-		question: questionShape(pendingQuestion(projection)),
+		question: questionShape(
+			pendingQuestion(projection, undefined, {
+				machine: located.entry.config.name,
+			}),
+		),
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,
 	});

@@ -25,13 +25,26 @@ export function titleFromPrompt(prompt: string): string {
 	return `${line.slice(0, 59).trimEnd()}…`;
 }
 
-export type QuestionShape = Omit<PendingQuestionView, "request_kind">;
+export type QuestionShape = Omit<
+	PendingQuestionView,
+	"request_kind" | "decision_wire"
+>;
 
 /** The contract's `question` object (without the raw request kind the derivation keeps). */
 export function questionShape(
 	view: PendingQuestionView | null,
 ): QuestionShape | null {
 	if (!view) return null;
-	const { request_kind: _, ...question } = view;
-	return question;
+	// In the contract's order, so every tool and event shows the same shape.
+	return {
+		request_id: view.request_id,
+		kind: view.kind,
+		prompt: view.prompt,
+		answerable: view.answerable,
+		reason: view.reason,
+		dismissable: view.dismissable,
+		questions: view.questions,
+		decisions: view.decisions,
+		app_name: view.app_name,
+	};
 }

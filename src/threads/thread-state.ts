@@ -1,18 +1,29 @@
 /** A thread's `state` and `pending` as `t3_threads` reports them (CONTRACT.md `t3_threads`). */
 import { BUSY_RUN_STATUSES, type ThreadShell } from "../t3/model.ts";
+import { questionKind } from "../t3/request-kinds.ts";
 
 export type ThreadState = "attention" | "active" | "settled";
+export type Pending = "question" | "approval" | "auth_refresh" | "dynamic_tool";
 
 /** `pendingRuntimeRequest.kind` → the contract's `pending` (PROTOCOL.md §7.4). */
-export function pendingOf(thread: ThreadShell): "question" | "approval" | null {
+export function pendingOf(thread: ThreadShell): Pending | null {
 	const kind = thread.pendingRuntimeRequest?.kind;
-	if (!kind || kind === "auth_refresh") return null;
-	return kind === "user_input" ? "question" : "approval";
+	if (!kind) return null;
+	const question = questionKind(kind);
+	return question === "user_input" ? "question" : question;
 }
 
-/** Exactly one state per thread, in CONTRACT.md's order of precedence. */
+/**
+ * Exactly one state per thread, in CONTRACT.md's order of precedence. A dynamic tool call is
+ * answered by a T3 client, so it does not ask for anyone's attention; whether a request is not
+ * resumable only the projection says, so the shell cannot count it here.
+ */
 export function threadState(thread: ThreadShell): ThreadState {
-	if (pendingOf(thread) !== null || thread.status === "failed")
+	const pending = pendingOf(thread);
+	if (
+		(pending !== null && pending !== "dynamic_tool") ||
+		thread.status === "failed"
+	)
 		return "attention";
 	if (thread.activeRunId !== null || BUSY_RUN_STATUSES.has(thread.status))
 		return "active";

@@ -11,6 +11,7 @@ import {
 	finalAssistantMessage,
 	findRunByMessageId,
 	latestRun,
+	type PendingQuestionView,
 	pendingQuestion,
 	runError,
 	runOutcome,
@@ -86,6 +87,8 @@ export async function waitForThreads(
 		let done = false;
 		const cleanups: (() => void)[] = [];
 		const inFlight = new Map<string, { again: boolean; done: Promise<void> }>();
+		/** Unanswerable requests this wait saw again (reported by an earlier wait): the timeout names them. */
+		const stillPending = new Map<string, PendingQuestionView>();
 		waitsInProgress++;
 
 		const settle = (end: () => void) => {
@@ -97,8 +100,24 @@ export async function waitForThreads(
 		};
 		const finish = (result: WaitReport) => settle(() => resolve(result));
 
-		const timeoutResult = (): WaitResult =>
-			timeoutReport(deps, located[0] as LocatedThread, elapsed());
+		const timeoutResult = (): WaitReport => {
+			const report = timeoutReport(
+				deps,
+				located[0] as LocatedThread,
+				elapsed(),
+			);
+			const pending = [...stillPending.entries()];
+			if (pending.length === 0) return report;
+			return {
+				...report,
+				note: pending
+					.map(
+						([threadId, q]) =>
+							`Thread "${threadId}": request ${q.request_id} (${q.kind}) is still pending and cannot be answered here: ${q.reason} Waiting again only helps after that.`,
+					)
+					.join("\n"),
+			};
+		};
 
 		/** Looks at a thread now (or again after the look in flight); resolves when that look ended. */
 		const check = (threadId: string): Promise<void> => {
@@ -115,7 +134,7 @@ export async function waitForThreads(
 					mine.again = false;
 					const loc = byId.get(threadId) as LocatedThread;
 					try {
-						const settled = await evaluate(deps, loc);
+						const settled = await evaluate(deps, loc, stillPending);
 						if (settled) finish({ ...settled, elapsed_s: elapsed() });
 					} catch (error) {
 						if (isNotFound(error)) {
@@ -238,6 +257,18 @@ export function statusLine(
 	return `${shell?.status ?? "unknown"}, ${Math.round(elapsedS)} s elapsed${last ? `; latest: ${capText(last, 120)}` : ""}`;
 }
 
+/** Thread → the unanswerable request a wait last reported for it (bounded: recent ones matter). */
+const reportedUnanswerable = new Map<string, string>();
+
+function rememberUnanswerable(threadId: string, requestId: string): void {
+	reportedUnanswerable.delete(threadId);
+	reportedUnanswerable.set(threadId, requestId);
+	if (reportedUnanswerable.size > 1_000)
+		reportedUnanswerable.delete(
+			reportedUnanswerable.keys().next().value as string,
+		);
+}
+
 /** The result of a wait on a thread that vanished from its machine (vanish.ts). */
 export function missingResult(threadId: string, machine: string): Settled {
 	return {
@@ -270,6 +301,7 @@ export async function locateOrGone(
 export async function evaluate(
 	deps: ThreadDeps,
 	loc: LocatedThread,
+	stillPending?: Map<string, PendingQuestionView>,
 ): Promise<Settled | null> {
 	const shell = loc.entry.machine.thread(loc.threadId);
 	const dispatch = deps.dispatches.latestForThread(loc.threadId);
@@ -334,7 +366,18 @@ export async function evaluate(
 		shell?.pendingRuntimeRequest ??
 			projection.thread.pendingRuntimeRequest ??
 			null,
+		{ machine: loc.entry.config.name },
 	);
+	if (question && !question.answerable) {
+		// Reported once per thread: a wait after that waits for a change instead of answering the
+		// same request again at once, so an agent never loops on what only a person can resolve.
+		if (reportedUnanswerable.get(loc.threadId) === question.request_id) {
+			stillPending?.set(loc.threadId, question);
+			return null;
+		}
+		rememberUnanswerable(loc.threadId, question.request_id);
+	}
+	stillPending?.delete(loc.threadId);
 	if (question) {
 		return {
 			thread_id: loc.threadId,

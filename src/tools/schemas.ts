@@ -16,8 +16,10 @@ export const projectRefSchema = z.object({
 export const questionSchema = z
 	.object({
 		request_id: z.string(),
-		kind: z.enum(["user_input", "approval"]),
+		kind: z.enum(["user_input", "approval", "auth_refresh", "dynamic_tool"]),
 		prompt: z.string().nullable(),
+		answerable: z.boolean(),
+		reason: z.string().nullable(),
 		dismissable: z.boolean(),
 		questions: z.array(
 			z.object({
@@ -30,6 +32,16 @@ export const questionSchema = z
 				required: z.boolean(),
 			}),
 		),
+		decisions: z
+			.array(
+				z.object({
+					decision: z.string(),
+					label: z.string(),
+					warning: z.string().nullable(),
+				}),
+			)
+			.nullable(),
+		app_name: z.string().nullable(),
 	})
 	.nullable();
 

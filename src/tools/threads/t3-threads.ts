@@ -14,7 +14,7 @@ export const t3Threads = defineTool({
 	name: "t3_threads",
 	title: "Find T3 threads",
 	description:
-		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending or the latest run failed; active = a run is going or queued; settled = nothing to do), pending request, latest run, watched. Filter by state or by text in the title or latest message; pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
+		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending, a provider must be signed in again, or the latest run failed; active = a run is going or queued, or waits for a T3 client to answer a tool call; settled = nothing to do), pending request (question, approval, auth_refresh, dynamic_tool), latest run, watched. Filter by state or by text in the title or latest message; pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -75,7 +75,9 @@ export const t3Threads = defineTool({
 				title: z.string(),
 				status: z.string(),
 				state: z.enum(["attention", "active", "settled"]),
-				pending: z.enum(["question", "approval"]).nullable(),
+				pending: z
+					.enum(["question", "approval", "auth_refresh", "dynamic_tool"])
+					.nullable(),
 				latest_run: z
 					.object({
 						id: z.string(),
