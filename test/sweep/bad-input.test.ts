@@ -463,7 +463,7 @@ const TOOL_CASES: ToolCase[] = [
 	{
 		tool: "t3_answer",
 		args: { thread_id: "x", decision: "maybe" },
-		says: /decision: Invalid option: expected one of "accept"\|"decline"/,
+		says: /decision: Invalid option: expected one of "accept"\|"accept_for_session"\|"accept_always"\|"decline"\|"cancel"/,
 	},
 	{
 		tool: "t3_answer",
