@@ -24,10 +24,18 @@ export interface RunningServer {
 
 export async function startServer(
 	config: AppConfig,
-	options: Omit<ServiceOptions, "version"> & { version?: string },
+	options: Omit<ServiceOptions, "version"> & {
+		version?: string;
+		/** Tests: a shorter deadline for request bodies (http/mcp-body.ts). */
+		bodyTimeoutMs?: number;
+	},
 ): Promise<RunningServer> {
-	const services = createServices(config, { version: VERSION, ...options });
-	const app = createApp(services);
+	const { bodyTimeoutMs, ...serviceOptions } = options;
+	const services = createServices(config, {
+		version: VERSION,
+		...serviceOptions,
+	});
+	const app = createApp(services, { bodyTimeoutMs });
 	let server: ReturnType<typeof Bun.serve>;
 	try {
 		server = Bun.serve({

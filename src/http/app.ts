@@ -18,13 +18,18 @@ import {
 	originGuard,
 } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
-import { MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
+import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 import { isTaskListen, serveTaskListen } from "./task-listen.ts";
 
 /** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
 const KEEP_ALIVE_MS = 5_000;
 
-export function createApp(services: Services): Hono {
+export interface AppOptions {
+	/** How long a POST /mcp body may take to arrive (default 30 s), then 408. */
+	bodyTimeoutMs?: number;
+}
+
+export function createApp(services: Services, options: AppOptions = {}): Hono {
 	const { server } = services.config;
 	const handler = createMcpHandler((ctx) => buildServer(services, ctx.era), {
 		legacy: "stateless",
@@ -74,7 +79,25 @@ export function createApp(services: Services): Hono {
 		}),
 	);
 	app.post("/mcp", async (c) => {
-		const body = await readMcpBody(c.req.raw);
+		const body = await readMcpBody(
+			c.req.raw,
+			MAX_BODY_BYTES,
+			options.bodyTimeoutMs,
+		);
+		if (body.kind === "timeout")
+			// Closed after it: the rest of a stalled body is not worth waiting for.
+			return c.json(
+				{
+					jsonrpc: "2.0",
+					id: null,
+					error: {
+						code: -32000,
+						message: `Request body not received within ${(options.bodyTimeoutMs ?? BODY_TIMEOUT_MS) / 1000} s of the request's start`,
+					},
+				},
+				408,
+				{ connection: "close" },
+			);
 		if (body.kind === "too-large")
 			return c.json(
 				{

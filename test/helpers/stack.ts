@@ -78,6 +78,8 @@ export interface StackOptions {
 	log?: Logger;
 	/** The `pollIntervalMs` MCP tasks suggest (default 1 s). */
 	taskPollIntervalMs?: number;
+	/** Deadline for POST /mcp bodies (default 30 s). */
+	bodyTimeoutMs?: number;
 }
 
 export interface Stack {
@@ -189,6 +191,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		clock: options.clock,
 		retryScheduleS: options.retryScheduleS,
 		taskPollIntervalMs: options.taskPollIntervalMs,
+		bodyTimeoutMs: options.bodyTimeoutMs,
 	};
 	let server = await startServer(makeConfig(), serviceOptions);
 	const clients: Client[] = [];
@@ -274,6 +277,7 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 			"retryScheduleS",
 			"log",
 			"taskPollIntervalMs",
+			"bodyTimeoutMs",
 		] as const
 	).filter((k) => options[k] !== undefined);
 	const {
