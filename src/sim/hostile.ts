@@ -11,12 +11,13 @@
  *   progress line, the 500 / 2 000 / 4 000 / 8 000 caps), after a line of ordinary code that
  *   must come through unchanged; a message still streaming ends with only a piece of it, so the
  *   secret is split across the stream's updates;
- * - diffs: a line with the bearer in every hunk;
+ * - diffs: a line with the bearer in every hunk, and a line of ordinary code;
  * - error texts (`message`, `reason` of error bodies, `lastError`, defects): the bearer
  *   straddling the 200 and 500 character cuts of error text.
  *
  * How much of the bearer comes before each cut is `shift` + 1 characters when given, else it
- * follows the original text's length, so texts of different lengths cover every position.
+ * follows the original text's length (and an error's owner id), so texts of different lengths
+ * cover every position.
  */
 
 export interface HostileOptions {
@@ -52,15 +53,25 @@ const SHORT_KEYS = new Set([
 ]);
 const ERROR_KEYS = new Set(["message", "lastError", "detail", "defect"]);
 
+function idHash(owner: Record<string, unknown>): number {
+	const id = typeof owner.id === "string" ? owner.id : "";
+	let hash = 0;
+	for (let i = 0; i < id.length; i++)
+		hash = (hash * 31 + id.charCodeAt(i)) >>> 0;
+	return hash;
+}
+
 export function createHostile(options: HostileOptions = {}): Hostile {
 	let bearer = "";
 
-	/** `text` then the bearer so that it straddles each cut. */
-	function straddle(text: string, cuts: number[]): string {
+	/** `text` then the bearer so that it straddles each cut; `vary` moves where. */
+	function straddle(text: string, cuts: number[], vary = 0): string {
 		let out = text;
 		for (const cut of cuts) {
 			const before =
-				1 + ((options.shift ?? text.length) % Math.max(1, bearer.length - 1));
+				1 +
+				((options.shift ?? text.length + vary) %
+					Math.max(1, bearer.length - 1));
 			const start = cut - before;
 			if (out.length > start) continue;
 			out = `${out}${"·".repeat(start - out.length)}${bearer}`;
@@ -80,7 +91,10 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 	}
 
 	function diff(orig: string): string {
-		return orig.replace(/^(@@[^\n]*\n)/gm, `$1+// ${bearer}\n`);
+		return orig.replace(
+			/^(@@[^\n]*\n)/gm,
+			`$1+// ${bearer}\n+${HOSTILE_CODE}\n`,
+		);
 	}
 
 	function field(
@@ -94,8 +108,10 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 		if (SHORT_KEYS.has(key)) return `${value} ${bearer}`;
 		const errorBody =
 			typeof owner._tag === "string" && owner._tag.endsWith("Error");
+		// An error text is often the same for every run ("agent failure"): where the bearer
+		// sits follows its owner's id too, so runs cover the positions.
 		if (ERROR_KEYS.has(key) || (key === "reason" && errorBody))
-			return straddle(`${value} ${bearer}`, ERROR_CUTS);
+			return straddle(`${value} ${bearer}`, ERROR_CUTS, idHash(owner));
 		return value;
 	}
 

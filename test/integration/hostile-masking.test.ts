@@ -163,13 +163,13 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(projects.data.projects[0]?.title).toStartWith(`demo ${MASK}`);
 		const models = await call("t3_models", { machine: "evil" });
 		expect(models.isError).toBe(false);
-	});
+	}, 30_000);
 
 	test("messages straddling every cap, at every position, in t3_dispatch, t3_wait and t3_thread", async () => {
 		// One thread, one run per position of the bearer around the caps (the hostile text puts
 		// (prompt length) mod (bearer length − 1) + 1 of its characters before each cut).
 		let threadId: string | undefined;
-		for (let k = 0; k < EVIL_TOKEN.length - 1; k += 2) {
+		for (let k = 0; k < EVIL_TOKEN.length - 1; k++) {
 			const d = await call<{ thread_id: string }>("t3_dispatch", {
 				...(threadId
 					? { thread_id: threadId }
@@ -200,7 +200,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 			if (turns < 20)
 				expect(texts.some((x) => x.includes(HOSTILE_CODE))).toBe(true);
 		}
-	});
+	}, 30_000);
 
 	test("a question and its options; the answer by its masked label", async () => {
 		const { threadId, wait } = await dispatchAndWait("ask me");
@@ -220,7 +220,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		});
 		// The masked label named the real option: the agent got its value.
 		expect(done.data.message).toStartWith("You chose red.");
-	});
+	}, 30_000);
 
 	test("an approval's prompt", async () => {
 		const { threadId, wait } = await dispatchAndWait("approve this", {
@@ -233,15 +233,17 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 			timeout: 30,
 		});
 		expect(done.data.outcome).toBe("completed");
-	});
+	}, 30_000);
 
-	test("a run error straddling the 500 cap", async () => {
-		const { threadId, wait } = await dispatchAndWait("fail now");
-		expect(wait.outcome).toBe("failed");
-		expect(wait.error).toContain(MASK);
-		expect(wait.error?.length).toBeLessThanOrEqual(500);
-		await call("t3_thread", { thread_id: threadId });
-	});
+	test("run errors straddling the 200 and 500 cuts at many positions", async () => {
+		for (let i = 0; i < 8; i++) {
+			const { threadId, wait } = await dispatchAndWait("fail now");
+			expect(wait.outcome).toBe("failed");
+			expect(wait.error).toContain(MASK);
+			expect(wait.error?.length).toBeLessThanOrEqual(500);
+			await call("t3_thread", { thread_id: threadId });
+		}
+	}, 30_000);
 
 	test("diffs, paged", async () => {
 		const small = await dispatchAndWait("edit a file");
@@ -249,6 +251,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 			thread_id: small.threadId,
 		});
 		expect(diff.data.diff).toContain(`+// ${MASK}`);
+		expect(diff.data.diff).toContain(`+${HOSTILE_CODE}`);
 		const big = await dispatchAndWait("big edit");
 		let cursor: string | null = null;
 		let pages = 0;
@@ -261,7 +264,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 			pages += 1;
 		} while (cursor);
 		expect(pages).toBeGreaterThan(1);
-	});
+	}, 30_000);
 
 	test("interrupt, watch, threads, manage (and its refusals), delete", async () => {
 		const d = await call<{ thread_id: string }>("t3_dispatch", {
@@ -303,7 +306,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 			await call("t3_manage", { thread_id: threadId, action });
 		const deleted = await call("t3_delete", { thread_id: threadId });
 		expect(deleted.isError).toBe(false);
-	});
+	}, 30_000);
 
 	test("a message split across stream updates: progress lines while it streams, the text it stopped at", async () => {
 		const d = await call<{ thread_id: string }>("t3_dispatch", {
@@ -336,7 +339,7 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(wait.data.message).toStartWith("Streaming");
 		expect(wait.data.message).toEndWith(MASK);
 		expect(wait.data.message).not.toContain(HOSTILE_CODE);
-	});
+	}, 30_000);
 });
 
 describe("tasks", () => {
@@ -385,7 +388,7 @@ describe("tasks", () => {
 		expect(all).toContain(MASK);
 		expectNoPiece(all);
 		outputs.set("tasks", seen);
-	});
+	}, 30_000);
 });
 
 describe("no piece of a secret anywhere", () => {
@@ -409,7 +412,7 @@ describe("no piece of a secret anywhere", () => {
 			expect(seen.length).toBeGreaterThan(0);
 			expectNoPiece(seen.join("\n"));
 		}
-	});
+	}, 30_000);
 
 	test("in /healthz, including the receiver's refusal quoting the hook's secrets", async () => {
 		let lastError = "";
@@ -429,7 +432,7 @@ describe("no piece of a secret anywhere", () => {
 			"a refused delivery",
 		);
 		expect(lastError).toContain(`/in/${MASK}?sig=${MASK}`);
-	});
+	}, 30_000);
 
 	test("in the webhook bodies delivered", async () => {
 		receiver.setMode("ok");
@@ -442,12 +445,12 @@ describe("no piece of a secret anywhere", () => {
 		expect(raw).toContain(MASK);
 		expectNoPiece(raw);
 		expect(receiver.deliveries.every((d) => d.verified)).toBe(true);
-	});
+	}, 30_000);
 
 	test("in the log", () => {
 		expect(logs.some((l) => l.includes("bad signature"))).toBe(true);
 		expectNoPiece(logs.join("\n"));
-	});
+	}, 30_000);
 
 	test("in check, as text and --json", async () => {
 		writeFileSync(
@@ -475,7 +478,7 @@ describe("no piece of a secret anywhere", () => {
 			expect(out).toContain("evil");
 			expectNoPiece(out);
 		}
-	});
+	}, 30_000);
 
 	test("in the state file's bytes", () => {
 		let bytes = readFileSync(stack.statePath).toString("latin1");
@@ -483,5 +486,5 @@ describe("no piece of a secret anywhere", () => {
 			bytes += readFileSync(`${stack.statePath}-wal`).toString("latin1");
 		expect(bytes).toContain(MASK);
 		expectNoPiece(bytes);
-	});
+	}, 30_000);
 });
