@@ -28,8 +28,13 @@ import { connectShellOnly, type ShellOnlyClient } from "./lib/shell-client.ts";
 import { startSims } from "./lib/sims.ts";
 import { fmtSummary, type Summary, summarize } from "./lib/stats.ts";
 import { type Row, ratio } from "./lib/table.ts";
+import { walRestarts } from "./lib/wal.ts";
 
 export const HOOK_SECRET = `whsec_${Buffer.from("bench-secret-0123456789abcdef012").toString("base64")}`;
+
+/** Warm-up samples: at least this many, and more until the WAL has restarted (at most MAX). */
+const WARM_UP_MIN = 20;
+const WARM_UP_MAX = 400;
 
 type Ctx = {
 	client: Client;
@@ -157,7 +162,20 @@ export async function benchWake(): Promise<{
 	const ctx: Ctx = { client, server, sim, shellOnly, receiver };
 	try {
 		await until(() => allOnline(server.url), 10_000, "machine online");
-		for (let i = 0; i < 5; i++) await sample(ctx); // warm-up
+		// Warm as a long-running server is: its code compiled by the JIT and its WAL no longer
+		// growing (restarted after a checkpoint at least once; until then each sync also writes
+		// the file's size, and on a fresh disk the first third of the samples ran 2-3× slower).
+		let warmUp = 0;
+		const statePath = join(server.dir, "state.sqlite");
+		const restartsAtStart = walRestarts(statePath);
+		while (
+			warmUp < WARM_UP_MIN ||
+			(walRestarts(statePath) <= restartsAtStart && warmUp < WARM_UP_MAX)
+		) {
+			await sample(ctx);
+			warmUp++;
+		}
+		const walRestartsAtStart = walRestarts(statePath);
 		const s: Record<string, number[]> = {
 			wake: [],
 			event: [],
@@ -224,6 +242,8 @@ export async function benchWake(): Promise<{
 			raw: {
 				...sum,
 				commitPostFloor: floor,
+				warmUpSamples: warmUp,
+				walRestartsInWarmUp: walRestartsAtStart - restartsAtStart,
 				firstFrameOnThreadStream: viaThread,
 				samples: config.wakeSamples,
 				samplesMs: s,

@@ -30,6 +30,8 @@ export const config = {
 	idleCpuS: num("BENCH_IDLE_S", 10, 3),
 	startRuns: num("BENCH_START_N", 5, 2),
 	throughputS: num("BENCH_THROUGHPUT_S", 60, 5),
+	/** The same load first, unmeasured: a long-running server's JIT, heap and WAL are warm. */
+	throughputWarmS: num("BENCH_THROUGHPUT_WARM_S", 10, 2),
 	updatesPerS: num("BENCH_UPDATES_PER_S", 1_000, 1_000),
 	loadS: num("BENCH_LOAD_S", 60, 5),
 	loadWaiters: num("BENCH_LOAD_WAITERS", 50, 50),

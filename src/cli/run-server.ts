@@ -9,6 +9,7 @@ import {
 } from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
+import { startHeapPacer } from "../util/heap-pacer.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { urlOrigin } from "../util/redact.ts";
 import { EXIT } from "./help.ts";
@@ -83,7 +84,9 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	const server = await startOrExplain(() => startServer(config, { log }));
 	if (typeof server === "number") return server;
 	logListening(config, server, log);
-	return runUntilSignal(signalled, server, log);
+	// One server per process here (tests start several in one, without it).
+	const pacer = startHeapPacer();
+	return runUntilSignal(signalled, server, log, async () => pacer.stop());
 }
 
 /**
