@@ -60,6 +60,8 @@ describe("a bad command line exits 2, for every command", () => {
 		["healthcheck", ["healthcheck", "--bogus"]],
 		["healthcheck", ["healthcheck", "extra"]],
 		["sim", ["sim", "--bogus"]],
+		["sim", ["sim", "extra"]],
+		["pair", ["pair", "--bogus"]],
 		["--version", ["--version", "extra"]],
 		["--help", ["--help", "--bogus"]],
 	];
