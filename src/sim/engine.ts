@@ -5,7 +5,7 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
-import type { SimCompat } from "./compat.ts";
+import { type SimCompat, simHas } from "./compat.ts";
 import { dismissRequest } from "./request-dismiss.ts";
 import { resolveElsewhere, respondRefusal } from "./request-kinds.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
@@ -22,6 +22,12 @@ import {
 import { restartRun, steerRun } from "./run-steer.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { detachSession } from "./session-detach.ts";
+import {
+	DELIVERY_INTENTS,
+	queuesMessages,
+	resolveDeliveryIntent,
+	steersLive,
+} from "./steering.ts";
 import type { Store, ThreadState } from "./store.ts";
 
 export type Outcome = { ok: unknown } | { fail: unknown } | { die: unknown };
@@ -111,6 +117,7 @@ export function createEngine(deps: {
 }): Engine {
 	const { store, scheduler } = deps;
 	const queueHolding = deps.queueHolding !== false;
+	const compat = deps.compat ?? "current";
 	const receipts = new Map<
 		string,
 		{ outcome: Outcome; threadId?: string; launch?: boolean }
@@ -209,6 +216,26 @@ export function createEngine(deps: {
 		return Math.max(sequence, store.head());
 	}
 
+	/** The run a steer or restart would target: the newest one preparing, starting or running. */
+	function activeRun(
+		thread: ThreadState,
+	): { id: string; status: string; instanceId: string } | undefined {
+		const active = threadHandles(thread)
+			.filter(
+				(h) =>
+					!h.interrupting &&
+					["preparing", "starting", "running"].includes(String(h.run.status)),
+			)
+			.sort((a, b) => Number(b.run.ordinal) - Number(a.run.ordinal))[0];
+		return active
+			? {
+					id: active.run.id,
+					status: String(active.run.status),
+					instanceId: active.instanceId,
+				}
+			: undefined;
+	}
+
 	function pendingRequest(thread: ThreadState): boolean {
 		return thread.rows.runtimeRequests.some((r) => r.status === "pending");
 	}
@@ -295,6 +322,8 @@ export function createEngine(deps: {
 				return undefined;
 			if (status !== "running" || h.interrupting)
 				return `Target run ${targetRunId} is not running; only a running run can be steered.`;
+			if (!steersLive(h.instanceId))
+				return `Provider ${h.instanceId} does not support steering an active turn; it steers only by interrupt and restart (restart_active).`;
 			return steerRun(kit, h, message);
 		}
 		if (
@@ -319,12 +348,29 @@ export function createEngine(deps: {
 			return `Failed to load orchestration projection for thread ${threadId}.`;
 		switch (type) {
 			case "message.dispatch": {
-				const mode = (c.dispatchMode ?? {}) as Record<string, unknown>;
+				let mode = (c.dispatchMode ?? {}) as Record<string, unknown>;
+				// The pre-release engine drops `deliveryIntent` unread (compat.ts).
+				const intent = simHas(compat, "deliveryIntent")
+					? c.deliveryIntent
+					: undefined;
+				if (
+					typeof intent === "string" &&
+					(mode.type === "start_immediately" ||
+						mode.type === "queue_after_active")
+				)
+					mode = resolveDeliveryIntent(intent, activeRun(thread));
 				if (mode.type === "steer_active" || mode.type === "restart_active") {
 					const steered = steerOrRestart(thread, c, mode);
 					if (steered !== undefined) return steered;
 				}
 				const busy = isBusy(thread);
+				const instance = String(thread.app.providerInstanceId);
+				if (
+					busy &&
+					mode.type !== "queue_after_active" &&
+					!queuesMessages(instance)
+				)
+					return `Provider ${instance} does not accept queued messages while a run is active; send the message with queue_after_active to queue it on the server.`;
 				return startRun(thread, {
 					messageId: String(c.messageId),
 					text: String(c.text),
@@ -485,6 +531,16 @@ export function createEngine(deps: {
 		if (!required) return { die: unionText };
 		const missing = missingKey(c, required);
 		if (missing) return { die: missing };
+		// Decoded like any literal field: an unknown value dies before the command runs.
+		if (
+			type === "message.dispatch" &&
+			simHas(compat, "deliveryIntent") &&
+			c.deliveryIntent !== undefined &&
+			!(DELIVERY_INTENTS as readonly unknown[]).includes(c.deliveryIntent)
+		)
+			return {
+				die: `Expected ${DELIVERY_INTENTS.map((i) => `"${i}"`).join(" | ")}, got ${JSON.stringify(c.deliveryIntent)}\n  at ["deliveryIntent"]`,
+			};
 		const commandId = String(c.commandId);
 		const receipt = receipts.get(commandId);
 		// Replays return the original result, whatever the payload says (OBSERVED.md §5.8).

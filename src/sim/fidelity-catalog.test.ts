@@ -139,7 +139,7 @@ describe("server.getConfig providers (§3, §9)", () => {
 		const first = await stream.waitFor(() => true);
 		expect(keys(first)).toEqual(["config", "type", "version"]);
 		expect([first.version, first.type]).toEqual([1, "snapshot"]);
-		expect(first.config.providers.length).toBe(5);
+		expect(first.config.providers.length).toBe(6);
 		sim.setProvider(
 			"opencode",
 			{ auth: { status: "unknown" } },

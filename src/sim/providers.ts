@@ -2,7 +2,9 @@
  * The provider instances the simulator advertises in `server.getConfig` (PROTOCOL.md §9,
  * shapes as in captures-v2 ws-server.getConfig.json): two ready ones with plan mode
  * (claudeAgent, codex), one ready without plan mode (grok: `showInteractionModeToggle:
- * false`), one installed but not authenticated (opencode) and one disabled (cursor).
+ * false`), one installed but not authenticated (opencode) and one disabled (cursor); and
+ * `restartsteer`, an instance of the grok driver, which steers only by interrupt-and-restart
+ * (steering.ts).
  * Tests change them at run time through `Sim.setProvider`.
  */
 type Row = Record<string, unknown>;
@@ -154,6 +156,13 @@ export function defaultProviders(): Row[] {
 				requiresNewThreadForModelChange: true,
 			},
 			[model("grok-build", "Grok Build", [])],
+		),
+		provider(
+			"restartsteer",
+			"Restart-steer",
+			// Another instance of the grok driver: steered only by interrupt-and-restart.
+			{ driver: "grok" },
+			[model("steady", "Steady", [])],
 		),
 		provider(
 			"opencode",

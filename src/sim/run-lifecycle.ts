@@ -21,7 +21,6 @@ import {
 	providerSessionIdFor,
 	providerTurnIdFor,
 	type Row,
-	SESSION_CAPABILITIES,
 } from "./rows.ts";
 import {
 	addItem,
@@ -36,6 +35,7 @@ import {
 	updateItem,
 } from "./run-rows.ts";
 import { Cancelled } from "./scheduler.ts";
+import { sessionCapabilities } from "./steering.ts";
 import type { EventEnvelope, ThreadState } from "./store.ts";
 import { captureCheckpoint } from "./workspace.ts";
 
@@ -117,7 +117,7 @@ function attachSession(kit: RunKit, h: RunHandle): void {
 		status: "ready",
 		cwd: kit.workspaceRoot(h.thread),
 		model: (h.run.modelSelection as Record<string, unknown>)?.model ?? null,
-		capabilities: SESSION_CAPABILITIES,
+		capabilities: sessionCapabilities(h.instanceId),
 		createdAt: existing?.createdAt ?? at,
 		updatedAt: at,
 		lastError: null,

@@ -233,6 +233,7 @@ describe("sim RPC transport", () => {
 			"cursor",
 			"grok",
 			"opencode",
+			"restartsteer",
 		]);
 		expect(
 			providers

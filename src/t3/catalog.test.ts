@@ -52,6 +52,7 @@ describe("decodeCatalog", () => {
 			ready: true,
 			reason: null,
 			planMode: true,
+			steer: "live",
 			models: [
 				{
 					slug: "gpt-5.6-sol",
@@ -132,8 +133,38 @@ describe("decodeCatalog", () => {
 				ready: true,
 				reason: null,
 				planMode: true,
+				steer: "live",
 				models: [],
 			},
 		]);
+	});
+
+	it("steer: the provider row's capabilities when it has them, else its driver's", () => {
+		const steer = (p: Record<string, unknown>) =>
+			decodeCatalog({ providers: [{ instanceId: "x", models: [], ...p }] })[0]
+				?.steer;
+		expect(steer({ driver: "codex" })).toBe("live");
+		expect(steer({ driver: "grok" })).toBe("restart");
+		expect(steer({ driver: "future" })).toBe("live");
+		const turns = (t: Record<string, unknown>) => ({
+			driver: "codex",
+			capabilities: { turns: t },
+		});
+		expect(
+			steer(
+				turns({
+					supportsActiveSteering: false,
+					supportsSteeringByInterruptRestart: true,
+				}),
+			),
+		).toBe("restart");
+		expect(
+			steer(
+				turns({
+					supportsActiveSteering: false,
+					supportsSteeringByInterruptRestart: false,
+				}),
+			),
+		).toBe("none");
 	});
 });

@@ -6,6 +6,7 @@
  */
 import { redact } from "../util/redact.ts";
 import { isRecord } from "./decode/json.ts";
+import { driverSteer, type Steer, steerOf } from "./steering.ts";
 
 export interface CatalogOption {
 	id: string;
@@ -28,6 +29,8 @@ export interface CatalogProvider {
 	/** Why the provider cannot run, or the warning T3 reports; null when all is well. */
 	reason: string | null;
 	planMode: boolean;
+	/** How it takes a message while a run is going (steering.ts). */
+	steer: Steer;
 	models: CatalogModel[];
 }
 
@@ -127,6 +130,10 @@ export function decodeCatalog(config: unknown): CatalogProvider[] {
 			instanceId,
 			...readiness({ ...p, instanceId }),
 			planMode: p.showInteractionModeToggle !== false,
+			// The provider row says so on servers that put capabilities there; else its driver.
+			steer:
+				steerOf(isRecord(p.capabilities) ? p.capabilities.turns : undefined) ??
+				driverSteer(str(p.driver)),
 			models: (Array.isArray(p.models) ? p.models : [])
 				.map(decodeModel)
 				.filter((m): m is CatalogModel => m !== undefined),

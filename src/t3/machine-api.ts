@@ -139,6 +139,11 @@ export interface Machine {
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**
+	 * Whether this server takes `message.dispatch` `deliveryIntent`, as its answer to a probe
+	 * says (delivery-intent.ts); asked once per connection. Absent: treat as false.
+	 */
+	deliveryIntent?(): Promise<boolean>;
+	/**
 	 * Opens a stream on the current connection (it ends with that connection); null while the
 	 * machine is not online. Absent on test fakes.
 	 */

@@ -19,6 +19,7 @@ import { createUnknownKindReporter } from "./decode/kinded.ts";
 import { decodeLaunchResult } from "./decode/projection.ts";
 import { decodeShellSnapshot } from "./decode/shell.ts";
 import { decodeShellStreamItem } from "./decode/shell-stream.ts";
+import { probeDeliveryIntent } from "./delivery-intent.ts";
 import { createT3Http, type FetchLike } from "./http.ts";
 import {
 	type Machine,
@@ -126,6 +127,8 @@ export function createMachine(
 	let syncTimer: ReturnType<typeof setTimeout> | undefined;
 	/** The last connection was declared dead for silence: the server is stopped or cut off. */
 	let silentDrop = false;
+	/** The server's answer to the deliveryIntent probe, for this connection (an upgrade may change it). */
+	let deliveryIntent: Promise<boolean> | null = null;
 	let unwatchToken = () => {};
 
 	function emit(change: ShellChange): void {
@@ -246,6 +249,7 @@ export function createMachine(
 				now,
 			});
 			if (negotiated.kind === "stale") return;
+			deliveryIntent = null;
 			if (negotiated.kind === "ok" && token !== undefined) {
 				expiries.clear();
 				if (negotiated.tokenExpiresAt !== null)
@@ -592,6 +596,19 @@ export function createMachine(
 				);
 			}
 			return { diff };
+		},
+		deliveryIntent() {
+			if (!deliveryIntent) {
+				const asked = probeDeliveryIntent((command) =>
+					sendCommand("orchestration.dispatchCommand", command),
+				);
+				deliveryIntent = asked;
+				// An answer that decided nothing (a drop, a timeout) is asked again next time.
+				asked.catch(() => {
+					if (deliveryIntent === asked) deliveryIntent = null;
+				});
+			}
+			return deliveryIntent;
 		},
 		async serverConfig() {
 			const value = await sendCommand("server.getConfig", {});

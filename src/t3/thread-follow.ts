@@ -440,6 +440,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 			return result;
 		},
 		serverConfig: () => inner.serverConfig(),
+		deliveryIntent: () => inner.deliveryIntent?.() ?? Promise.resolve(false),
 		openStream,
 		follow,
 		followStats: () => ({

@@ -3,7 +3,12 @@
  * arguments"): how a follow-up meets a run still going (`dispatchMode`, PROTOCOL.md §6.3),
  * and the thread's runtime / interaction mode, which are thread settings in V2 (§6.1, §6.8).
  */
-import type { ThreadProjection, ThreadShell } from "../t3/model.ts";
+import {
+	BUSY_RUN_STATUSES,
+	type ThreadProjection,
+	type ThreadShell,
+} from "../t3/model.ts";
+import { sessionSteer } from "../t3/steering.ts";
 
 export type DispatchMode = "queue" | "steer" | "restart";
 export type RuntimeMode =
@@ -19,21 +24,56 @@ function activeRun(projection: ThreadProjection) {
 		.sort((a, b) => b.ordinal - a.ordinal)[0];
 }
 
+/** What `t3_dispatch` sends so a follow-up meets the thread's run as asked. */
+export interface DeliveryPlan {
+	dispatchMode: Record<string, unknown>;
+	/** Sent only to servers whose answer showed they take it (t3/delivery-intent.ts). */
+	deliveryIntent?: "steer" | "restart";
+}
+
 /**
- * `queue` waits its turn (`start_immediately` queues behind a busy run). `steer` joins the
- * run only once it is `running` (T3 refuses earlier), else it queues; `restart` replaces the
- * active attempt. With nothing going, all three start a run.
+ * `queue` (the default) waits its turn: `queue_after_active` behind a busy run, which T3 queues
+ * on every provider (`start_immediately` queues only where the provider takes queued messages).
+ * `steer` joins the running run and `restart` interrupts it and starts again with the message.
+ * Where the server takes `deliveryIntent`, it resolves steer/restart against its own state (no
+ * race with a run that ends meanwhile, and it knows how the provider steers). Elsewhere the
+ * explicit modes: `steer_active` where the provider steers live, `restart_active` where it steers
+ * only by restart (as its session reports), and a queue where it cannot steer at all or the
+ * run is not `running` yet. With nothing going, all three start a run.
  */
-export function dispatchModeFor(
+export function planDelivery(
 	mode: DispatchMode | undefined,
 	projection: ThreadProjection,
-): Record<string, unknown> {
+	serverIntent: boolean,
+): DeliveryPlan {
+	const busy = projection.runs.some((r) => BUSY_RUN_STATUSES.has(r.status));
+	const queue: DeliveryPlan = {
+		dispatchMode: { type: busy ? "queue_after_active" : "start_immediately" },
+	};
+	if (mode !== "steer" && mode !== "restart") return queue;
+	if (serverIntent)
+		return {
+			dispatchMode: { type: "start_immediately" },
+			deliveryIntent: mode,
+		};
 	const active = activeRun(projection);
-	if (mode === "steer" && active?.status === "running")
-		return { type: "steer_active", targetRunId: active.id };
-	if (mode === "restart" && active)
-		return { type: "restart_active", targetRunId: active.id };
-	return { type: "start_immediately" };
+	if (!active) return queue;
+	if (mode === "restart")
+		return { dispatchMode: { type: "restart_active", targetRunId: active.id } };
+	if (active.status !== "running") return queue;
+	const steer =
+		sessionSteer(
+			projection,
+			active.modelSelection?.instanceId ??
+				projection.thread.modelSelection?.instanceId,
+		) ?? "live";
+	if (steer === "none") return queue;
+	return {
+		dispatchMode: {
+			type: steer === "live" ? "steer_active" : "restart_active",
+			targetRunId: active.id,
+		},
+	};
 }
 
 /** The thread-setting commands a continuation needs first: only what was asked and differs. */

@@ -8,17 +8,19 @@ import type { FleetMachine } from "../fleet/fleet.ts";
 import type { DispatchRecord } from "../store/dispatches.ts";
 import { findRunByMessageId, settledOrdinal } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
-import type {
-	ModelSelection,
-	ProjectShell,
-	ThreadProjection,
+import {
+	BUSY_RUN_STATUSES,
+	type ModelSelection,
+	type ProjectShell,
+	type ThreadProjection,
 } from "../t3/model.ts";
+import { deliveredAs } from "./delivered-as.ts";
 import type { ThreadDeps } from "./deps.ts";
 import {
 	type DispatchMode,
-	dispatchModeFor,
 	type InteractionMode,
 	modeCommands,
+	planDelivery,
 	type RuntimeMode,
 } from "./dispatch-settings.ts";
 import { ThreadError } from "./errors.ts";
@@ -76,6 +78,8 @@ export type DispatchResult = {
 	runtime_mode: string;
 	watched: boolean;
 	origin: string | null;
+	/** What T3 did with the message: started a run, queued it, steered or restarted the run. */
+	delivered_as: "started" | "queued" | "steered" | "restarted";
 };
 
 export async function dispatch(
@@ -297,6 +301,11 @@ async function continueThread(
 	))
 		await entry.machine.dispatch(command);
 	const messageId = deps.newId();
+	const plan = planDelivery(
+		args.mode,
+		projection,
+		await serverTakesIntent(entry, args.mode, projection),
+	);
 	const command: Record<string, unknown> & { type: string; commandId: string } =
 		{
 			type: "message.dispatch",
@@ -307,7 +316,8 @@ async function continueThread(
 			attachments: [],
 			createdBy: "user",
 			creationSource: "mcp",
-			dispatchMode: dispatchModeFor(args.mode, projection),
+			...(plan.deliveryIntent ? { deliveryIntent: plan.deliveryIntent } : {}),
+			dispatchMode: plan.dispatchMode,
 		};
 	if (args.model !== undefined || args.options !== undefined)
 		command.modelSelection = selection as ModelSelection;
@@ -343,7 +353,27 @@ async function continueThread(
 				)
 			: deps.threads.remove(threadId),
 	);
-	return finish(deps, entry, record, project, after, watched);
+	return finish(deps, entry, record, project, after, watched, projection);
+}
+
+/**
+ * Whether to let the server resolve a steer or restart (`deliveryIntent`): only when it is
+ * asked for on a busy thread, and only as far as the server's answer to the probe says.
+ * A probe that decided nothing falls back to the explicit modes for this dispatch.
+ */
+async function serverTakesIntent(
+	entry: FleetMachine,
+	mode: DispatchMode | undefined,
+	projection: ThreadProjection,
+): Promise<boolean> {
+	if (mode !== "steer" && mode !== "restart") return false;
+	if (!projection.runs.some((r) => BUSY_RUN_STATUSES.has(r.status)))
+		return false;
+	try {
+		return (await entry.machine.deliveryIntent?.()) ?? false;
+	} catch {
+		return false;
+	}
 }
 
 /**
@@ -493,6 +523,7 @@ function finish(
 	project: ProjectShell,
 	projection: ThreadProjection,
 	watched: boolean,
+	before?: ThreadProjection,
 ): DispatchResult {
 	const run = findRunByMessageId(projection, record.message_id);
 	if (run)
@@ -512,6 +543,13 @@ function finish(
 		runtime_mode: projection.thread.runtimeMode ?? "full-access",
 		watched,
 		origin: record.origin,
+		delivered_as: deliveredAs(
+			JSON.parse(record.payload) as Record<string, unknown>,
+			record.message_id,
+			run ?? null,
+			projection,
+			before,
+		),
 	};
 }
 

@@ -12,6 +12,7 @@ import {
 	decodeCatalog,
 } from "../t3/catalog.ts";
 import type { ModelSelection } from "../t3/model.ts";
+import type { Steer } from "../t3/steering.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { requireOnline, resolveMachine } from "./resolve.ts";
@@ -57,6 +58,7 @@ export type ModelsResult = {
 		ready: boolean;
 		reason: string | null;
 		plan_mode: boolean;
+		steer: Steer;
 		options: CatalogOption[];
 	}[];
 };
@@ -93,6 +95,7 @@ export async function listModels(
 				ready: p.ready,
 				reason: p.reason,
 				plan_mode: p.planMode,
+				steer: p.steer,
 				options: m.options,
 			})),
 		),

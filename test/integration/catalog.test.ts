@@ -27,6 +27,7 @@ type Dispatched = {
 	run_status: string;
 	queued: boolean;
 	runtime_mode: string;
+	delivered_as: string;
 };
 type Waited = {
 	outcome: string;
@@ -104,6 +105,7 @@ describe("t3_models", () => {
 			"codex/gpt-5.6-sol",
 			"codex/gpt-5.6-luna",
 			"grok/grok-build",
+			"restartsteer/steady",
 			"opencode/openrouter/qwen3-coder",
 		]);
 		expect(byName.get("codex/gpt-5.6-sol")).toEqual({
@@ -113,6 +115,7 @@ describe("t3_models", () => {
 			ready: true,
 			reason: null,
 			plan_mode: true,
+			steer: "live",
 			options: [
 				{
 					id: "reasoningEffort",
@@ -135,6 +138,8 @@ describe("t3_models", () => {
 		expect(opencode?.reason).toContain("not authenticated");
 		expect(opencode?.reason).toContain("opencode auth login");
 		expect(byName.get("grok/grok-build")?.plan_mode).toBe(false);
+		// The grok driver steers only by interrupt-and-restart (T3's Grok capabilities).
+		expect(byName.get("restartsteer/steady")?.steer).toBe("restart");
 	});
 
 	test("a named machine that does not exist is an error naming the configured ones", async () => {
@@ -327,15 +332,20 @@ describe("t3_dispatch mode: steer and restart", () => {
 			mode: "steer",
 		});
 		expect(s.isError).toBe(false);
-		expect([s.data.run_id, s.data.queued]).toEqual([d.data.run_id, false]);
+		expect([s.data.run_id, s.data.queued, s.data.delivered_as]).toEqual([
+			d.data.run_id,
+			false,
+			"steered",
+		]);
 		const message = forThread(
 			received("orchestration.dispatchCommand", "message.dispatch"),
 			d.data.thread_id,
 		).at(-1);
-		expect(message?.dispatchMode).toEqual({
-			type: "steer_active",
-			targetRunId: d.data.run_id,
-		});
+		// This server takes deliveryIntent (its answer to the probe said so): it resolves the steer.
+		expect([message?.deliveryIntent, message?.dispatchMode]).toEqual([
+			"steer",
+			{ type: "start_immediately" },
+		]);
 		sim.finishRun(d.data.thread_id);
 		const w = await wait(d.data.thread_id);
 		expect([w.outcome, w.run_id]).toEqual(["completed", d.data.run_id]);
@@ -350,15 +360,19 @@ describe("t3_dispatch mode: steer and restart", () => {
 			prompt: "say hi instead",
 			mode: "restart",
 		});
-		expect([r.data.run_id, r.data.queued]).toEqual([d.data.run_id, false]);
+		expect([r.data.run_id, r.data.queued, r.data.delivered_as]).toEqual([
+			d.data.run_id,
+			false,
+			"restarted",
+		]);
 		const message = forThread(
 			received("orchestration.dispatchCommand", "message.dispatch"),
 			d.data.thread_id,
 		).at(-1);
-		expect(message?.dispatchMode).toEqual({
-			type: "restart_active",
-			targetRunId: d.data.run_id,
-		});
+		expect([message?.deliveryIntent, message?.dispatchMode]).toEqual([
+			"restart",
+			{ type: "start_immediately" },
+		]);
 		const w = await wait(d.data.thread_id);
 		expect([w.outcome, w.run_id]).toEqual(["completed", d.data.run_id]);
 		expect(w.message).toContain("You said: say hi instead");

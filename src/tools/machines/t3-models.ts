@@ -9,7 +9,7 @@ export const t3Models = defineTool({
 	name: "t3_models",
 	title: "List models on a T3 machine",
 	description:
-		'List the models one T3 machine offers, from its providers (Claude, Codex, …). Use it before t3_dispatch when you want a model other than the machine\'s default_model, plan mode or model options. Each entry gives `model`, the exact "<provider>/<slug>" string to pass as t3_dispatch `model`; `ready` (false with `reason` when the provider is not installed, not signed in or disabled — such a model cannot run); `plan_mode` (whether interaction_mode "plan" works); and `options` (id, label, type, allowed values, default), which you pass as t3_dispatch `options: {id: value}`. The list is cached and refreshed when the machine reconnects or reports a config change.',
+		'List the models one T3 machine offers, from its providers (Claude, Codex, …). Use it before t3_dispatch when you want a model other than the machine\'s default_model, plan mode or model options. Each entry gives `model`, the exact "<provider>/<slug>" string to pass as t3_dispatch `model`; `ready` (false with `reason` when the provider is not installed, not signed in or disabled — such a model cannot run); `plan_mode` (whether interaction_mode "plan" works); `steer` (live, restart or none: how t3_dispatch mode "steer" reaches a running run); and `options` (id, label, type, allowed values, default), which you pass as t3_dispatch `options: {id: value}`. The list is cached and refreshed when the machine reconnects or reports a config change.',
 	inputSchema: toolInput({
 		machine: machineArg,
 	}),
@@ -24,6 +24,11 @@ export const t3Models = defineTool({
 				ready: z.boolean(),
 				reason: z.string().nullable(),
 				plan_mode: z.boolean(),
+				steer: z
+					.enum(["live", "restart", "none"])
+					.describe(
+						"How a follow-up with mode steer reaches a running run: live (joins the turn), restart (the turn is interrupted and started again with the message), none (it queues).",
+					),
 				options: z.array(
 					z.object({
 						id: z.string(),

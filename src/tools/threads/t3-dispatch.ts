@@ -46,7 +46,7 @@ export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn. A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn, and `delivered_as` says what T3 did (started, queued, steered, restarted). Steer works on every provider: one that cannot join a running turn is steered by restarting it (t3_models `steer` says how each steers). A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -143,6 +143,11 @@ export const t3Dispatch = defineTool({
 		runtime_mode: z.string(),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
+		delivered_as: z
+			.enum(["started", "queued", "steered", "restarted"])
+			.describe(
+				"What T3 did with the message: started a run, queued it, steered it into the running run, or restarted that run with it.",
+			),
 		wait: waitOutputSchema
 			.nullable()
 			.describe("With wait: true, how the wait ended; else null."),

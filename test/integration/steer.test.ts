@@ -1,0 +1,189 @@
+/**
+ * Steer and queue on every provider, end to end (official MCP client → server → simulator over
+ * real sockets): where the server takes `deliveryIntent` (its answer to the probe says so) the
+ * server resolves steer/restart; on the pre-release engine (`compat: "prerelease"`, which drops
+ * the field silently) the connector sends the explicit modes, restart_active where the thread's
+ * provider steers only by restart (`restartsteer/steady`); `mode: "queue"` queues with
+ * `queue_after_active`; `delivered_as` says what T3 did.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/client";
+import {
+	callTool,
+	type Stack,
+	startStack,
+	untilRunning,
+} from "../helpers/stack.ts";
+
+type Dispatched = {
+	thread_id: string;
+	run_id: string | null;
+	queued: boolean;
+	delivered_as: string;
+};
+type Waited = { outcome: string; run_id: string | null; message: string };
+type Payload = Record<string, unknown>;
+
+let stack: Stack;
+let client: Client;
+beforeAll(async () => {
+	stack = await startStack({
+		machines: [
+			{ name: "demo" },
+			{ name: "old", sim: { compat: "prerelease" } },
+		],
+	});
+	client = await stack.client();
+	for (const name of ["demo", "old"]) stack.sim(name).record(true);
+});
+afterAll(async () => {
+	await stack.stop();
+});
+
+/** The message.dispatch commands a sim received, oldest first. */
+function dispatched(machine: string): Payload[] {
+	return stack
+		.sim(machine)
+		.frames()
+		.filter((f) => f.dir === "recv")
+		.flatMap((f) => (Array.isArray(f.frame) ? f.frame : [f.frame]) as Payload[])
+		.filter(
+			(m) =>
+				m._tag === "Request" &&
+				m.tag === "orchestration.dispatchCommand" &&
+				(m.payload as Payload)?.type === "message.dispatch",
+		)
+		.map((m) => m.payload as Payload);
+}
+const probes = (machine: string) =>
+	dispatched(machine).filter((p) => p.deliveryIntent === "t3code-mcp-probe");
+const last = (machine: string, threadId: string) =>
+	dispatched(machine)
+		.filter((p) => p.threadId === threadId)
+		.at(-1);
+
+async function start(machine: string, prompt: string, model?: string) {
+	const d = await callTool<Dispatched>(client, "t3_dispatch", {
+		machine,
+		project: "demo",
+		prompt,
+		...(model ? { model } : {}),
+	});
+	expect(d.isError).toBe(false);
+	expect(d.data.delivered_as).toBe("started");
+	return d.data;
+}
+async function follow(threadId: string, prompt: string, mode?: string) {
+	const f = await callTool<Dispatched>(client, "t3_dispatch", {
+		thread_id: threadId,
+		prompt,
+		...(mode ? { mode } : {}),
+	});
+	expect(f.isError).toBe(false);
+	return f.data;
+}
+const wait = async (thread_id: string) =>
+	(await callTool<Waited>(client, "t3_wait", { thread_id, timeout: 20 })).data;
+
+describe("a server that takes deliveryIntent", () => {
+	test("steer on a provider that steers only by restart: the server restarts the run", async () => {
+		const d = await start("demo", "long task", "restartsteer/steady");
+		await untilRunning(client, d.thread_id);
+		const s = await follow(d.thread_id, "say hi instead", "steer");
+		expect([s.run_id, s.queued, s.delivered_as]).toEqual([
+			d.run_id,
+			false,
+			"restarted",
+		]);
+		const sent = last("demo", d.thread_id);
+		expect([sent?.deliveryIntent, sent?.dispatchMode]).toEqual([
+			"steer",
+			{ type: "start_immediately" },
+		]);
+		const w = await wait(d.thread_id);
+		expect([w.outcome, w.run_id]).toEqual(["completed", d.run_id]);
+		expect(w.message).toContain("You said: say hi instead");
+		// The probe went out once for this connection; its answer named deliveryIntent.
+		expect(probes("demo")).toHaveLength(1);
+		expect(String(probes("demo")[0]?.threadId)).toStartWith(
+			"t3code-mcp-probe-",
+		);
+	});
+
+	test("steer where the provider steers live: steered into the running run", async () => {
+		const d = await start("demo", "long task");
+		await untilRunning(client, d.thread_id);
+		const s = await follow(d.thread_id, "also add tests", "steer");
+		expect([s.run_id, s.delivered_as]).toEqual([d.run_id, "steered"]);
+		stack.sim("demo").finishRun(d.thread_id);
+		expect((await wait(d.thread_id)).message).toContain("also add tests");
+		expect(probes("demo")).toHaveLength(1);
+	});
+});
+
+describe("the pre-release engine (no deliveryIntent)", () => {
+	test("steer: steer_active where the session steers live", async () => {
+		const d = await start("old", "long task");
+		await untilRunning(client, d.thread_id);
+		const s = await follow(d.thread_id, "also add docs", "steer");
+		expect([s.run_id, s.delivered_as]).toEqual([d.run_id, "steered"]);
+		const sent = last("old", d.thread_id);
+		expect(sent?.deliveryIntent).toBeUndefined();
+		expect(sent?.dispatchMode).toEqual({
+			type: "steer_active",
+			targetRunId: d.run_id,
+		});
+		stack.sim("old").finishRun(d.thread_id);
+		expect((await wait(d.thread_id)).message).toContain("also add docs");
+		// The probe's answer (the missing thread, not the field) said: no deliveryIntent here.
+		expect(probes("old")).toHaveLength(1);
+	});
+
+	test("steer on a restart-only provider: restart_active, as its session reports", async () => {
+		const d = await start("old", "long task", "restartsteer/steady");
+		await untilRunning(client, d.thread_id);
+		const s = await follow(d.thread_id, "say hi instead", "steer");
+		expect([s.run_id, s.delivered_as]).toEqual([d.run_id, "restarted"]);
+		expect(last("old", d.thread_id)?.dispatchMode).toEqual({
+			type: "restart_active",
+			targetRunId: d.run_id,
+		});
+		expect((await wait(d.thread_id)).message).toContain(
+			"You said: say hi instead",
+		);
+		expect(probes("old")).toHaveLength(1);
+	});
+});
+
+describe("queue", () => {
+	for (const machine of ["demo", "old"]) {
+		test(`${machine}: a follow-up to a busy thread queues with queue_after_active, even where the provider takes no queued messages`, async () => {
+			const d = await start(machine, "long task", "restartsteer/steady");
+			await untilRunning(client, d.thread_id);
+			for (const mode of ["queue", undefined]) {
+				const q = await follow(d.thread_id, "say hi", mode);
+				expect([q.queued, q.delivered_as]).toEqual([true, "queued"]);
+				expect(last(machine, d.thread_id)?.dispatchMode).toEqual({
+					type: "queue_after_active",
+				});
+			}
+			stack.sim(machine).finishRun(d.thread_id);
+			expect((await wait(d.thread_id)).outcome).toBe("completed");
+		});
+	}
+
+	test("on an idle thread every mode starts a run (start_immediately), with no probe", async () => {
+		const before = probes("demo").length;
+		const d = await start("demo", "say hi");
+		expect((await wait(d.thread_id)).outcome).toBe("completed");
+		for (const mode of ["queue", "steer", "restart"]) {
+			const f = await follow(d.thread_id, `${mode} when idle`, mode);
+			expect([f.queued, f.delivered_as]).toEqual([false, "started"]);
+			expect(last("demo", d.thread_id)?.dispatchMode).toEqual({
+				type: "start_immediately",
+			});
+			expect((await wait(d.thread_id)).outcome).toBe("completed");
+		}
+		expect(probes("demo")).toHaveLength(before);
+	});
+});
