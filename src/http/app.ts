@@ -19,6 +19,7 @@ import {
 } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
+import { protocolVersionGuard } from "./protocol-version.ts";
 import { isTaskListen, serveTaskListen } from "./task-listen.ts";
 
 /** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
@@ -69,6 +70,7 @@ export function createApp(services: Services, options: AppOptions = {}): Hono {
 	);
 	app.use("/mcp", bearerGuard(server.token));
 	app.use("/mcp", conversationOriginGuard());
+	app.use("/mcp", protocolVersionGuard());
 	app.use("/metrics", bearerGuard(server.token));
 	app.post("/outbox/replay", bearerGuard(server.token), (c) =>
 		c.json({ replayed: services.events.replayDead() }),

@@ -125,6 +125,42 @@ describe("loopback listener, machines down", () => {
 			't3code_mcp_tool_calls_total{tool="t3_machines",outcome="ok"}',
 		);
 	});
+
+	test("an MCP-Protocol-Version it does not serve is refused listing every version it serves, 2026-07-28 included", async () => {
+		const post = (version: string) =>
+			fetch(`${stack.server.url}/mcp`, {
+				method: "POST",
+				headers: {
+					...mcpHeaders,
+					"mcp-protocol-version": version,
+					authorization: "Bearer inbound-secret-0123",
+				},
+				body: listTools,
+			});
+		const refused = await post("1999-01-01");
+		expect(refused.status).toBe(400);
+		const body = (await refused.json()) as {
+			error: { message: string; data: { supported: string[] } };
+		};
+		const listed = body.error.data.supported;
+		expect(listed).toContain("2026-07-28");
+		expect(listed).toContain("2025-11-25");
+		expect(listed).toContain("2025-03-26");
+		expect(body.error.message).toContain(
+			`Unsupported protocol version: "1999-01-01" (supported versions: ${listed.join(", ")})`,
+		);
+		// Each one listed is served: none of them is refused for its version.
+		for (const version of listed) {
+			const answer = await (await post(version)).text();
+			expect([version, answer]).not.toEqual([
+				version,
+				expect.stringContaining("Unsupported protocol version"),
+			]);
+		}
+		// And the 2026 era really works end to end.
+		const modern = await stack.client({ era: "modern" });
+		expect((await modern.listTools()).tools.length).toBeGreaterThan(0);
+	});
 });
 
 describe("container-style listener on 0.0.0.0", () => {
