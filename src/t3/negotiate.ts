@@ -55,6 +55,8 @@ export interface NegotiateOptions {
 
 export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 	const { http, config, label, base } = opts;
+	// Read first (it is local): a token file's token is then masked before any T3 text arrives.
+	const token = opts.readToken();
 	const descriptor = await http.descriptor();
 	if (opts.stale()) return { kind: "stale" };
 	opts.onDescriptor(descriptor);
@@ -71,7 +73,6 @@ export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 			reason: `${label} runs T3 Code ${reported} with ${proto}; T3 Code 0.1.0 or later (orchestration protocol 2) is required`,
 		};
 	}
-	const token = opts.readToken();
 	if (token.token === undefined)
 		return {
 			kind: "refused",
