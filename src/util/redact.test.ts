@@ -231,6 +231,22 @@ describe("maskDeep and maskJsonText", () => {
 	});
 });
 
+describe("the safety net and texts T3 cut", () => {
+	it("masks a piece of a secret next to an ellipsis, and leaves unmarked edges (names) alone", () => {
+		registerSecrets([SECRET]);
+		const snippet = `…said ${SECRET.slice(0, 9)}…`;
+		const start = `...${SECRET.slice(-7)} and more`;
+		const out = maskDeep({ snippet, start, name: SECRET.slice(0, 7) });
+		expect(out).toEqual({
+			snippet: `…said ${MASK}…`,
+			start: `...${MASK} and more`,
+			name: SECRET.slice(0, 7),
+		});
+		expect(mayHoldSecret(JSON.stringify({ snippet }))).toBe(true);
+		expect(maskDeep(out)).toBe(out);
+	});
+});
+
 describe("urlShown", () => {
 	it("drops the query and fragment", () => {
 		expect(urlShown("http://h:1/api?token=abc#frag")).toBe("http://h:1/api");

@@ -28,8 +28,11 @@ const MIN_PIECE = 5;
 const secrets = new Set<string>();
 /** Longest first, so a secret containing another is masked whole. */
 let ordered: string[] = [];
-/** Each secret as it appears inside a JSON string. */
-let jsonForms: string[] = [];
+/**
+ * The first and last 5 characters of each secret as it appears inside a JSON string: every
+ * occurrence, and every piece a cut may leave, holds one of them.
+ */
+let jsonPieces: string[] = [];
 let longest = 0;
 
 /**
@@ -53,7 +56,12 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
 	if (!changed) return;
 	ordered = [...secrets].sort((a, b) => b.length - a.length);
 	longest = ordered[0]?.length ?? 0;
-	jsonForms = [...new Set(ordered.map((s) => JSON.stringify(s).slice(1, -1)))];
+	const forms = ordered.map((s) => JSON.stringify(s).slice(1, -1));
+	jsonPieces = [
+		...new Set(
+			forms.flatMap((s) => [s.slice(0, MIN_PIECE), s.slice(-MIN_PIECE)]),
+		),
+	];
 }
 
 /**
@@ -128,27 +136,52 @@ export function maskPieces(text: string): string {
 
 /** A piece of `secret` ending the text (its beginning) or starting it (its end), masked. */
 function maskEdges(text: string, secret: string): string {
-	let out = text;
+	return maskHead(maskTail(text, secret), secret);
+}
+
+/** A beginning of `secret` (5+ characters) ending the text, masked. */
+function maskTail(text: string, secret: string): string {
 	const max = secret.length - 1;
-	// The end: the earliest start in the last `max` characters is the longest piece.
+	// The earliest start in the last `max` characters is the longest piece.
 	const head = secret.slice(0, MIN_PIECE);
 	for (
-		let i = out.indexOf(head, Math.max(0, out.length - max));
-		i !== -1 && out.length - i >= MIN_PIECE;
-		i = out.indexOf(head, i + 1)
-	) {
-		if (secret.startsWith(out.slice(i))) {
-			out = `${out.slice(0, i)}${MASK}`;
-			break;
-		}
-	}
-	// The start: the longest piece that is also the end of the secret.
+		let i = text.indexOf(head, Math.max(0, text.length - max));
+		i !== -1 && text.length - i >= MIN_PIECE;
+		i = text.indexOf(head, i + 1)
+	)
+		if (secret.startsWith(text.slice(i))) return `${text.slice(0, i)}${MASK}`;
+	return text;
+}
+
+/** An end of `secret` (5+ characters) starting the text, masked. */
+function maskHead(text: string, secret: string): string {
 	const tail = secret.slice(-MIN_PIECE);
-	const window = out.slice(0, max);
+	const window = text.slice(0, secret.length - 1);
 	let cut = -1;
 	for (let i = window.indexOf(tail); i !== -1; i = window.indexOf(tail, i + 1))
 		if (secret.endsWith(window.slice(0, i + MIN_PIECE))) cut = i + MIN_PIECE;
-	return cut === -1 ? out : `${MASK}${out.slice(cut)}`;
+	return cut === -1 ? text : `${MASK}${text.slice(cut)}`;
+}
+
+/** Where a text says it was cut ("…text…", "text..."). */
+const ELLIPSIS = /(…|\.\.\.)/;
+
+/**
+ * A piece of a secret next to an ellipsis masked: a text T3 cut and marked so (a search
+ * snippet) may cut a secret there. Unmarked edges are left alone (names are not pieces).
+ */
+function maskCutPieces(text: string): string {
+	if (!text.includes("…") && !text.includes("...")) return text;
+	const parts = text.split(ELLIPSIS);
+	for (let i = 0; i < parts.length; i += 2) {
+		let part = parts[i] as string;
+		for (const secret of ordered) {
+			if (i + 1 < parts.length) part = maskTail(part, secret);
+			if (i > 0) part = maskHead(part, secret);
+		}
+		parts[i] = part;
+	}
+	return parts.join("");
 }
 
 /**
@@ -220,8 +253,9 @@ export function redact(text: string, max = MAX_OUTSIDE_TEXT): string {
 
 /**
  * The safety net for a value about to leave (a tool result, an event body, a stored row):
- * every string in it (keys too) through `maskSecrets`. Returns the value itself when nothing
- * needed masking, else a masked copy.
+ * every string in it (keys too) through `maskSecrets`, and a piece of a secret next to an
+ * ellipsis (a text T3 cut) masked. Returns the value itself when nothing needed masking, else
+ * a masked copy.
  */
 export function maskDeep<T>(value: T): T {
 	if (ordered.length === 0) return value;
@@ -229,7 +263,7 @@ export function maskDeep<T>(value: T): T {
 }
 
 function deep(value: unknown, depth: number): unknown {
-	if (typeof value === "string") return maskSecrets(value);
+	if (typeof value === "string") return maskCutPieces(maskSecrets(value));
 	if (value === null || typeof value !== "object" || depth > 64) return value;
 	if (Array.isArray(value)) {
 		let out: unknown[] | undefined;
@@ -263,9 +297,12 @@ function deep(value: unknown, depth: number): unknown {
 	return value;
 }
 
-/** Whether a JSON text holds a secret: one `includes` over it per secret. */
+/**
+ * Whether a JSON text may hold a secret or a piece of one: its first or last 5 characters (two
+ * `includes` over the text per secret; `maskDeep` then decides exactly).
+ */
 export function mayHoldSecret(json: string): boolean {
-	for (const form of jsonForms) if (json.includes(form)) return true;
+	for (const piece of jsonPieces) if (json.includes(piece)) return true;
 	return false;
 }
 
@@ -307,6 +344,6 @@ export function urlShown(url: string): string {
 export function clearSecretsForTest(): void {
 	secrets.clear();
 	ordered = [];
-	jsonForms = [];
+	jsonPieces = [];
 	longest = 0;
 }
