@@ -19,6 +19,7 @@ const PROJECTS = [
 
 let sim: Sim;
 let v1: Sim;
+let v3: Sim;
 let dir: string;
 
 /** A port nothing listens on: bound, read, released. */
@@ -66,10 +67,11 @@ beforeAll(async () => {
 		projects: PROJECTS,
 		serverVersion: "0.0.20",
 	});
+	v3 = await startSim({ protocol: 3 });
 	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-check-"));
 });
 afterAll(async () => {
-	await Promise.all([sim.stop(), v1.stop()]);
+	await Promise.all([sim.stop(), v1.stop(), v3.stop()]);
 	rmSync(dir, { recursive: true, force: true });
 });
 
@@ -112,6 +114,18 @@ describe("probeMachine against the simulator", () => {
 			"upgrade T3 Code to 0.1.0 or later (orchestration protocol 2)",
 		);
 		expect(byName(report.checks, "reachable").ok).toBe(true);
+	});
+
+	test("a newer protocol fails the protocol check with: update t3code-mcp", async () => {
+		const report = await probeMachine(
+			machine({ url: v3.url, token: v3.token }),
+		);
+		const protocol = byName(report.checks, "orchestration protocol 2");
+		expect(protocol.ok).toBe(false);
+		expect(protocol.detail).toContain("protocol 3");
+		expect(protocol.fix).toBe(
+			"this t3code-mcp is too old for orchestration protocol 3; update t3code-mcp",
+		);
 	});
 
 	test("a wrong token fails authentication with the token command as the fix", async () => {

@@ -8,6 +8,7 @@ import { machineToken } from "../config/token-file.ts";
 import type { MachineConfig } from "../config/types.ts";
 import { createT3Http, type FetchLike } from "../t3/http.ts";
 import type { ProjectShell } from "../t3/model.ts";
+import { tooOldFor } from "../t3/negotiate.ts";
 import { sessionExpiry } from "../t3/token-expiry.ts";
 import { redact } from "../util/redact.ts";
 
@@ -165,7 +166,10 @@ export async function probeMachine(
 			name: "orchestration protocol 2",
 			ok: false,
 			detail: `the server reports ${protocol === undefined ? "no orchestrationProtocolVersion (protocol 1)" : `protocol ${protocol}`}${descriptor.serverVersion ? `, T3 Code ${redact(descriptor.serverVersion)}` : ""}`,
-			fix: UPGRADE_FIX,
+			fix:
+				protocol !== undefined && protocol > 2
+					? tooOldFor(protocol)
+					: UPGRADE_FIX,
 		});
 		checks.push(tokenCheck);
 		return report;

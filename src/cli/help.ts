@@ -15,7 +15,7 @@ Commands:
   demo             serve plus an embedded simulated T3 machine "demo" (project "demo") on loopback
   sim              a standalone simulated T3 Code server
                      --host H  --port P (default 3773)  --token T  --project TITLE=PATH (repeatable)
-                     --protocol 1|2  --step-ms N
+                     --protocol 1|2|3 (3: newer than this connector)  --step-ms N
                      --compat prerelease  as the pre-release V2 engine (no deliveryIntent, getTurnItem,
                        searchThreads, thread.fork, attachments, project create, queued-run edit)
                      --pairing  also print a single-use pairing link (for pair; its tokens last 30 days)

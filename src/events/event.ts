@@ -1,5 +1,13 @@
 /** The webhook body (CONTRACT.md "Events"). */
+import type { RunFailure } from "../t3/run-failure.ts";
 import type { ProjectRef, QuestionShape } from "../threads/shapes.ts";
+
+/**
+ * Who started the run an event is about: this connector (`connector`), someone else through T3's
+ * UI or another client (`user`), or T3 itself (`t3`: a wake, restart or usage-limit continuation);
+ * null for an event about no run.
+ */
+export type StartedBy = "connector" | "user" | "t3";
 
 export type EventType =
 	| "thread.completed"
@@ -7,7 +15,7 @@ export type EventType =
 	| "thread.failed"
 	| "thread.question";
 
-export interface EventBody {
+export interface EventBody extends RunFailure {
 	id: string;
 	type: string;
 	occurred_at: string;
@@ -22,6 +30,7 @@ export interface EventBody {
 	message: string | null;
 	error: string | null;
 	question: QuestionShape | null;
+	started_by: StartedBy | null;
 }
 
 /** `evt_` + a time-ordered UUIDv7, stable across every retry of the event. */

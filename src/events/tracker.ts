@@ -25,14 +25,17 @@ import {
 } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import {
+	type Run,
 	TERMINAL_RUN_STATUSES,
 	type ThreadProjection,
 	type ThreadShell,
 } from "../t3/model.ts";
+import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
+import { startedByT3 } from "../t3/run-starter.ts";
 import { projectRef, questionShape } from "../threads/shapes.ts";
 import { MISSING_STATUS, missingError } from "../threads/vanish.ts";
 import type { Logger } from "../util/log.ts";
-import { type EventBody, eventId } from "./event.ts";
+import { type EventBody, eventId, type StartedBy } from "./event.ts";
 
 export interface TrackerDeps {
 	fleet: Fleet;
@@ -286,11 +289,17 @@ function transitions(
 		thread_seq: number;
 		event: EventBody;
 	}[] = [];
+	const dispatchOf = (runId: string, userMessageId: string | null) =>
+		deps.dispatches.byRunId(runId) ??
+		(userMessageId ? deps.dispatches.byMessageId(userMessageId) : undefined);
 	const originOf = (runId: string, userMessageId: string | null) =>
-		(
-			deps.dispatches.byRunId(runId) ??
-			(userMessageId ? deps.dispatches.byMessageId(userMessageId) : undefined)
-		)?.origin ?? record.origin;
+		dispatchOf(runId, userMessageId)?.origin ?? record.origin;
+	const startedBy = (run: Run): StartedBy =>
+		dispatchOf(run.id, run.userMessageId)
+			? "connector"
+			: startedByT3(projection, run)
+				? "t3"
+				: "user";
 	const base = (
 		runId: string | null,
 		runStatus: string | null,
@@ -337,6 +346,10 @@ function transitions(
 			message: message === null ? null : capText(message, MESSAGE_CAP),
 			error: outcome === "completed" ? null : runError(projection, run.id),
 			question: null,
+			...(outcome === "failed"
+				? runFailure(projection, run.id, shell)
+				: NO_FAILURE),
+			started_by: startedBy(run),
 		}));
 	}
 	if (question) {
@@ -359,6 +372,8 @@ function transitions(
 			message: null,
 			error: null,
 			question: questionShape(question),
+			...NO_FAILURE,
+			started_by: questionRun ? startedBy(questionRun) : null,
 		}));
 	}
 	return out;
@@ -457,6 +472,8 @@ function reportVanished(
 			message: null,
 			error: missingError(threadId, entry.config.name),
 			question: null,
+			...NO_FAILURE,
+			started_by: null,
 		};
 		deps.outbox.insert({
 			id,

@@ -10,6 +10,7 @@ import type {
 	ToolOutcome,
 } from "./agent.ts";
 import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
+import { defaultOutput, withholdOutput } from "./command-output.ts";
 import {
 	assistantMessageIdFor,
 	nativeRef,
@@ -29,6 +30,7 @@ import {
 	updateItem,
 } from "./run-rows.ts";
 import { Cancelled } from "./scheduler.ts";
+import { startBackgroundTask } from "./wake-run.ts";
 import { editFile } from "./workspace.ts";
 
 const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);
@@ -248,9 +250,24 @@ export function agentIO(
 				status: "completed",
 				exitCode: options.exitCode ?? 0,
 				completedAt: nowIso(),
+				...withholdOutput(
+					kit.compat,
+					h.thread,
+					item.id,
+					options.output ?? defaultOutput(input, options.exitCode ?? 0),
+					options.exitCode ?? 0,
+				),
 			});
 			return outcome;
 		},
+		async notice(message) {
+			addItem(kit, h, {
+				id: providerItemIdFor(h.instanceId, `notice_${newId()}`),
+				type: "system_notice",
+				message,
+			});
+		},
+		backgroundTask: (description) => startBackgroundTask(kit, h, description),
 		async fileChange(fileName, additions, deletions) {
 			const outcome = await gate(
 				"file-change",

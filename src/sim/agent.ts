@@ -3,6 +3,8 @@
  * the fake codex behind captures-v2 did (OBSERVED.md intro), and speaks through `AgentIO`,
  * which run-lifecycle.ts turns into turn items, runtime requests and events.
  */
+import { USAGE_LIMIT_PROMPT, usageLimitScript } from "./usage-limit.ts";
+import { BACKGROUND_TASK_PROMPT } from "./wake-run.ts";
 
 /** What an approval may carry beyond its prompt (RELEASED-0.1.md §1 "Approval choices"). */
 export interface ApprovalExtra {
@@ -30,11 +32,21 @@ export interface AgentIO {
 	/**
 	 * Runs a command, first asking for approval when the thread's runtime mode wants it
 	 * (approval-policy.ts): "run" (nobody was asked), "approved", or "declined" (not run).
+	 * Its output is withheld on the wire and read with getTurnItem (command-output.ts).
 	 */
 	command(
 		input: string,
-		options?: { exitCode?: number; reason?: string; approval?: ApprovalExtra },
+		options?: {
+			exitCode?: number;
+			reason?: string;
+			approval?: ApprovalExtra;
+			output?: string;
+		},
 	): Promise<ToolOutcome>;
+	/** A `system_notice` item. */
+	notice(message: string): Promise<void>;
+	/** Background work that outlives the turn; T3 wakes the thread when it ends (wake-run.ts). */
+	backgroundTask(description: string): void;
 	/** Edits a file in the workspace, asking first the same way (`file-change`). */
 	fileChange(
 		fileName: string,
@@ -69,9 +81,22 @@ export type ToolOutcome = "run" | "approved" | "declined";
 
 export type AgentScript = (io: AgentIO) => Promise<void>;
 
+/** How a failed run's `error` item classifies it (released `OrchestrationV2ProviderFailure`). */
+export interface FailureDetail {
+	class: string;
+	code?: string | null;
+	/** A usage limit's reset time. */
+	resetAt?: string;
+	/** T3 arms limit recovery: it resumes the run by itself after `resetAt`. */
+	autoResume?: boolean;
+}
+
 /** Thrown by a script to end the run `failed` with an `error` turn item. */
 export class AgentFailure extends Error {
-	constructor(message: string) {
+	constructor(
+		message: string,
+		readonly detail: FailureDetail = { class: "provider_error" },
+	) {
 		super(message);
 		this.name = "AgentFailure";
 	}
@@ -139,6 +164,9 @@ export const NOT_RESUMABLE_REASON =
 
 /** Codex's `reason` for `ls`, which T3 shows as the approval's `prompt` (ws-approval.jsonl). */
 const LIST_FILES = "sim agent wants to list files";
+
+/** "run a failing command": long enough that a reader's cap cuts it. */
+export const FAILING_TEST_OUTPUT = `${"ok   adds numbers\n".repeat(700)}FAIL subtracts numbers: expected 1, got 2\n1 test failed\n`;
 
 function answerText(answers: Record<string, unknown> | undefined): string {
 	const value = Object.values(answers ?? {})[0];
@@ -266,6 +294,29 @@ export function pickScript(prompt: string): AgentScript {
 				steered.length
 					? `The long task is done. Also handled: ${steered.join("; ")}`
 					: "The long task is done.",
+			);
+		};
+	}
+	// Longer prompts before their prefixes: "fail preparing" (run-lifecycle.ts handles it before
+	// any script) and "run a failing command" both contain "fail".
+	if (text.includes(USAGE_LIMIT_PROMPT)) return usageLimitScript;
+	if (text.includes("run a failing command")) {
+		return async (io) => {
+			await io.step();
+			await io.command("bun test", {
+				exitCode: 1,
+				output: FAILING_TEST_OUTPUT,
+			});
+			await io.say("The tests failed: see the command's output.");
+		};
+	}
+	if (text.includes(BACKGROUND_TASK_PROMPT)) {
+		return async (io) => {
+			await io.step();
+			io.backgroundTask("sleep 5 && echo done");
+			await io.notice("A background command keeps running after this turn.");
+			await io.say(
+				"Started a background command; T3 will wake me when it ends.",
 			);
 		};
 	}

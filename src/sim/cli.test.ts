@@ -44,12 +44,13 @@ describe("sim command flags", () => {
 		expect(() => parseSimFlags(["--port", "99999"])).toThrow(
 			"--port must be an integer from 0 to 65535",
 		);
-		expect(() => parseSimFlags(["--protocol", "3"])).toThrow(
-			"--protocol must be 1 or 2",
+		expect(() => parseSimFlags(["--protocol", "4"])).toThrow(
+			"--protocol must be 1, 2 or 3",
 		);
 		expect(() => parseSimFlags(["--compat", "v0"])).toThrow(
 			'--compat must be one of current, prerelease, got "v0"',
 		);
+		expect(parseSimFlags(["--protocol", "3"]).protocol).toBe(3);
 		expect(() => parseSimFlags(["--project", "nopath"])).toThrow("TITLE=PATH");
 		expect(() => parseSimFlags(["--token"])).toThrow("--token needs a value");
 	});

@@ -1,6 +1,6 @@
 /**
  * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
- * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2 --step-ms N
+ * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2|3 --step-ms N
  * --compat current|prerelease, --pairing (also print a single-use pairing link for `t3code-mcp pair`).
  * Bad flags print a clear message on stderr and exit with code 2.
  */
@@ -16,7 +16,7 @@ export class SimUsageError extends Error {
 }
 
 const USAGE =
-	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2] [--step-ms N] [--compat current|prerelease] [--pairing]";
+	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2|3] [--step-ms N] [--compat current|prerelease] [--pairing]";
 
 function integer(
 	flag: string,
@@ -74,9 +74,9 @@ export function parseSimFlags(
 				);
 			options.compat = value;
 		} else if (flag === "--protocol") {
-			if (value !== "1" && value !== "2")
-				throw new SimUsageError(`--protocol must be 1 or 2, got "${value}"`);
-			options.protocol = value === "1" ? 1 : 2;
+			if (value !== "1" && value !== "2" && value !== "3")
+				throw new SimUsageError(`--protocol must be 1, 2 or 3, got "${value}"`);
+			options.protocol = Number(value) as 1 | 2 | 3;
 		} else {
 			const eq = value.indexOf("=");
 			if (eq <= 0 || eq === value.length - 1)

@@ -13,7 +13,7 @@ import type { Store } from "./store.ts";
 import type { SimFrame } from "./types.ts";
 
 export interface SimContext {
-	protocol: 1 | 2;
+	protocol: 1 | 2 | 3;
 	/** Which T3 Code this simulator imitates (compat.ts). */
 	compat: SimCompat;
 	coalesceMs: number;

@@ -29,6 +29,7 @@ import {
 	steersLive,
 } from "./steering.ts";
 import type { Store, ThreadState } from "./store.ts";
+import { endBackgroundTasks } from "./wake-run.ts";
 
 export type Outcome = { ok: unknown } | { fail: unknown } | { die: unknown };
 
@@ -129,6 +130,7 @@ export function createEngine(deps: {
 		store,
 		scheduler,
 		stepMs: deps.stepMs,
+		compat: deps.compat ?? "current",
 		workspaceRoot: (thread) =>
 			String(
 				store.projects.get(thread.app.projectId as string)?.row.workspaceRoot ??
@@ -145,6 +147,7 @@ export function createEngine(deps: {
 			// before the run ended has released it, and the run's end must not hold it again.
 			if (!heldQueues.has(thread.id)) startNextQueued(thread);
 		},
+		selfDispatch: (command) => void dispatch(command),
 	};
 
 	/**
@@ -381,6 +384,9 @@ export function createEngine(deps: {
 					creationSource: String(c.creationSource),
 					status: busy ? "queued" : "starting",
 					inputIntent: busy ? "queued_turn" : "turn_start",
+					...(typeof c.notification === "object" && c.notification !== null
+						? { notification: c.notification as Record<string, unknown> }
+						: {}),
 				});
 			}
 			case "run.interrupt": {
@@ -647,6 +653,8 @@ export function createEngine(deps: {
 			return { ok: store.projection(thread) };
 		},
 		finishRun(threadId) {
+			const thread = store.threads.get(threadId);
+			if (thread) endBackgroundTasks(thread);
 			for (const h of handles.values()) {
 				if (h.thread.id !== threadId) continue;
 				if (resolveElsewhere(kit, h)) continue;

@@ -5,6 +5,7 @@
  */
 import type { ServerWebSocket } from "bun";
 import { OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
+import { simHas } from "./compat.ts";
 import { openConfigStream } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import { turnDiff } from "./diff-rpc.ts";
@@ -12,6 +13,7 @@ import type { Outcome } from "./engine.ts";
 import { serverConfig } from "./server-config.ts";
 import { openShellStream } from "./shell-stream.ts";
 import { openThreadStream } from "./thread-stream.ts";
+import { getTurnItem } from "./turn-item-rpc.ts";
 
 export interface ConnData {
 	id: number;
@@ -138,6 +140,15 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 				return openShellStream(ctx, p, push);
 			},
 		},
+		// Newer servers only: the pre-release dies on the unknown tag.
+		...(simHas(ctx.compat, "getTurnItem")
+			? {
+					"orchestration.getTurnItem": {
+						scope: READ_SCOPE,
+						call: (p: Record<string, unknown>) => getTurnItem(ctx.store, p),
+					},
+				}
+			: {}),
 		"orchestration.subscribeThread": {
 			scope: READ_SCOPE,
 			stream: (p, push) => {

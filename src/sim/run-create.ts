@@ -176,18 +176,23 @@ export function createRun(
 		streaming: false,
 		createdAt: at,
 		updatedAt: at,
+		...(input.notification ? { notification: input.notification } : {}),
 	};
 	put(kit, handle, "messages", message, "message.updated");
 	addItem(kit, handle, {
 		id: `turn-item:message:${input.messageId}`,
 		providerTurnId: null,
-		createdBy: input.createdBy,
-		creationSource: input.creationSource,
-		type: "user_message",
-		messageId: input.messageId,
-		inputIntent: input.inputIntent,
-		text: input.text,
-		attachments: [],
+		...(input.notification
+			? { type: "notification", ...input.notification }
+			: {
+					createdBy: input.createdBy,
+					creationSource: input.creationSource,
+					type: "user_message",
+					messageId: input.messageId,
+					inputIntent: input.inputIntent,
+					text: input.text,
+					attachments: [],
+				}),
 	});
 	let sequence = store.head();
 	if (handle.preparing) {

@@ -8,9 +8,11 @@ import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import {
 	AgentFailure,
 	type AgentScript,
+	type FailureDetail,
 	type RuntimeResponse,
 } from "./agent.ts";
 import { agentIO } from "./agent-io.ts";
+import { failPreparation, failsPreparation } from "./preparation-failure.ts";
 import {
 	checkpointIdFor,
 	checkpointScopeIdFor,
@@ -37,6 +39,7 @@ import {
 import { Cancelled } from "./scheduler.ts";
 import { sessionCapabilities } from "./steering.ts";
 import type { EventEnvelope, ThreadState } from "./store.ts";
+import { armLimitRecovery } from "./usage-limit.ts";
 import { captureCheckpoint } from "./workspace.ts";
 
 export { createRun } from "./run-create.ts";
@@ -50,6 +53,10 @@ export async function driveRun(
 	const signal = h.controller.signal;
 	const step = () => kit.scheduler.sleep(kit.stepMs, signal);
 	try {
+		if (failsPreparation(h.prompt)) {
+			await step();
+			return failPreparation(kit, h, failRun);
+		}
 		if (h.preparing) {
 			await step();
 			const prep = h.thread.rows.turnItems.find(
@@ -100,7 +107,8 @@ export async function driveRun(
 		await step();
 		completeRun(kit, h);
 	} catch (error) {
-		if (error instanceof AgentFailure) return failRun(kit, h, error.message);
+		if (error instanceof AgentFailure)
+			return failRun(kit, h, error.message, error.detail);
 		if (error instanceof Cancelled) return; // whoever aborted writes the ending
 		failRun(kit, h, error instanceof Error ? error.message : String(error));
 	}
@@ -189,21 +197,43 @@ function completeRun(kit: RunKit, h: RunHandle): void {
 	});
 }
 
-function failRun(kit: RunKit, h: RunHandle, message: string): void {
+const FAILURE_TITLES: Record<string, string> = {
+	usage_limit: "Usage limit reached",
+	provider_error: "Provider error",
+};
+
+/** Ends the run `failed` with an `error` item classified by `detail` (default a provider error). */
+export function failRun(
+	kit: RunKit,
+	h: RunHandle,
+	message: string,
+	detail: FailureDetail = { class: "provider_error" },
+): void {
 	const at = nowIso();
 	setProviderTurn(kit, h, { status: "failed", completedAt: at });
+	const failure: Record<string, unknown> = {
+		class: detail.class,
+		message,
+		code: detail.code ?? null,
+		retryable: null,
+	};
+	if (detail.resetAt !== undefined) failure.resetAt = detail.resetAt;
 	addItem(kit, h, {
 		id: providerItemIdFor(
 			h.instanceId,
 			`terminal-failure${encodeURIComponent(`:${h.providerTurn?.id ?? h.run.id}`)}`,
 		),
 		status: "failed",
-		title: "Provider error",
+		title: FAILURE_TITLES[detail.class] ?? "Run failed",
 		type: "error",
-		failure: { class: "provider_error", message, code: null, retryable: null },
+		failure,
 	});
 	setAttempt(kit, h, { status: "failed", completedAt: at });
 	h.thread.lastError = message;
+	h.thread.lastErrorClass = detail.class;
+	h.thread.usageLimitResetAt = detail.resetAt ?? null;
+	if (detail.autoResume && detail.resetAt !== undefined)
+		armLimitRecovery(kit, h, detail.resetAt);
 	setRun(kit, h, { status: "failed", completedAt: at });
 	setNode(kit, h, { status: "failed", completedAt: at });
 	setProviderThread(kit, h, "idle");

@@ -4,6 +4,7 @@
  * and agent-io.ts read as a list of protocol facts.
  */
 import type { RuntimeResponse } from "./agent.ts";
+import type { SimCompat } from "./compat.ts";
 import { nowIso, type Row } from "./rows.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Collection, EventEnvelope, Store, ThreadState } from "./store.ts";
@@ -12,9 +13,13 @@ export interface RunKit {
 	store: Store;
 	scheduler: Scheduler;
 	stepMs: number;
+	/** Which T3 Code the runs imitate (compat.ts). */
+	compat: SimCompat;
 	workspaceRoot(thread: ThreadState): string;
 	/** Called once a run reached a terminal status; starts the next queued run unless held. */
 	onRunFinished(thread: ThreadState, holdQueue: boolean): void;
+	/** A command T3 sends itself (wake runs, wake-run.ts). */
+	selfDispatch(command: Record<string, unknown>): void;
 }
 
 export interface RunHandle {
@@ -51,6 +56,8 @@ export interface NewRunInput {
 	creationSource: string;
 	status: "preparing" | "starting" | "queued";
 	inputIntent: string;
+	/** A wake message's notification (wake-run.ts): its timeline item replaces the user_message one. */
+	notification?: Record<string, unknown>;
 }
 
 export const env = (h: RunHandle, nodeId?: string): EventEnvelope => ({

@@ -13,7 +13,9 @@ export function environmentDescriptor(
 		platform: { os: "linux", arch: "x64" },
 		serverVersion: ctx.serverVersion,
 		// Absent on protocol-1 servers: that is how clients tell them apart (PROTOCOL.md §1.1).
-		...(ctx.protocol === 2 ? { orchestrationProtocolVersion: 2 } : {}),
+		...(ctx.protocol === 1
+			? {}
+			: { orchestrationProtocolVersion: ctx.protocol }),
 		capabilities: {
 			connectionProbe: true,
 			repositoryIdentity: true,

@@ -82,15 +82,14 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	): Response | undefined {
 		ctx.count("GET /ws");
 		if (
-			ctx.protocol === 2 &&
-			url.searchParams.get("orchestrationProtocol") !== "2"
+			ctx.protocol !== 1 &&
+			url.searchParams.get("orchestrationProtocol") !== String(ctx.protocol)
 		) {
 			// Checked before auth, so a ticket is not consumed by a mismatched client.
 			return json(426, {
 				code: "orchestration_protocol_incompatible",
-				message:
-					"Update this client to one that supports orchestration protocol 2.",
-				orchestrationProtocolVersion: 2,
+				message: `Update this client to one that supports orchestration protocol ${ctx.protocol}.`,
+				orchestrationProtocolVersion: ctx.protocol,
 			});
 		}
 		const ticket = url.searchParams.get("wsTicket");

@@ -41,6 +41,11 @@ export interface ThreadState {
 	rows: Record<Collection, Row[]>;
 	lastSequence: number;
 	lastError: string | null;
+	/** Released shells: the failure class of the last failed run, and a usage limit's reset. */
+	lastErrorClass: string | null;
+	usageLimitResetAt: string | null;
+	/** Provider background work still running after its turn (the shell's `pendingBackgroundTasks`). */
+	backgroundTasks: Record<string, unknown>[];
 	updatedAt: string;
 	checkpointCount: number;
 }
@@ -188,6 +193,9 @@ export function createStore(): Store {
 			rows,
 			lastSequence: 0,
 			lastError: null,
+			lastErrorClass: null,
+			usageLimitResetAt: null,
+			backgroundTasks: [],
 			updatedAt: nowIso(),
 			checkpointCount: 0,
 		};
@@ -240,6 +248,8 @@ export function createStore(): Store {
 			activityRunStatus: active ? active.status : null,
 			status: latest ? latest.status : "idle",
 			lastError: thread.lastError,
+			lastErrorClass: thread.lastErrorClass,
+			usageLimitResetAt: thread.usageLimitResetAt,
 			pendingRuntimeRequest: pending
 				? { id: pending.id, kind: pending.kind, createdAt: pending.createdAt }
 				: null,
@@ -253,7 +263,7 @@ export function createStore(): Store {
 				: null,
 			latestUserMessageAt: lastUser?.createdAt ?? null,
 			hasActionableProposedPlan: false,
-			pendingBackgroundTasks: [],
+			pendingBackgroundTasks: clone(thread.backgroundTasks),
 			itemCount: items.length,
 			visibleItemCount: items.length,
 			updatedAt: thread.updatedAt,

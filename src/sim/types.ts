@@ -31,8 +31,11 @@ export interface SimOptions {
 	port?: number;
 	/** Default "current"; "prerelease" = the pre-release V2 engine (compat.ts). */
 	compat?: SimCompat;
-	/** Default 2; 1 = behave like a protocol-1 server (no negotiation, V1 route shapes). */
-	protocol?: 1 | 2;
+	/**
+	 * Default 2; 1 = behave like a protocol-1 server (no negotiation, V1 route shapes); 3 = a
+	 * newer server than this connector knows (its descriptor and `/ws` gate say 3).
+	 */
+	protocol?: 1 | 2 | 3;
 	/** The default full token (orchestration:read + orchestration:operate); default random. */
 	token?: string;
 	/** Extra tokens, e.g. a read-only one. */
@@ -109,7 +112,7 @@ export interface Sim {
 	setDelay(ms: number): void;
 	/** Execute the next RPC with this tag, never send its Exit, then close that socket. */
 	dropNextReply(tag: string): void;
-	/** Let a held "long task" run finish normally. */
+	/** Let a held "long task" run finish normally, and end the thread's background tasks now. */
 	finishRun(threadId: string): void;
 	threadIds(): string[];
 	projection(threadId: string): unknown | undefined;

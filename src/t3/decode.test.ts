@@ -303,7 +303,44 @@ describe("decode: captured HTTP bodies", () => {
 	});
 });
 
+/** A released 0.1.x shell after a usage limit (idx 70102248590 `OrchestrationV2ThreadShell`). */
+const RELEASED_SHELL = {
+	id: "released",
+	status: "failed",
+	latestRunId: "run-1",
+	lastErrorClass: "usage_limit",
+	usageLimitResetAt: "2026-12-01T14:00:00.000Z",
+	limitRecovery: {
+		runId: "run-1",
+		resetAt: "2026-12-01T14:00:00.000Z",
+		autoResume: true,
+		snooze: { until: "x" },
+	},
+	snoozedUntil: "2026-12-02T09:00:00.000Z",
+	pendingBackgroundTasks: [
+		{ taskId: "t1", kind: "command", description: "npm run watch" },
+		{ taskId: "t2", kind: "monitor" },
+	],
+};
+
 describe("decode: held thread shells", () => {
+	it("keep the released failure, recovery, snooze and background-task count", () => {
+		expect(decodeHeldThreadShell(RELEASED_SHELL)).toMatchObject({
+			lastErrorClass: "usage_limit",
+			usageLimitResetAt: "2026-12-01T14:00:00.000Z",
+			limitRecovery: {
+				runId: "run-1",
+				resetAt: "2026-12-01T14:00:00.000Z",
+				autoResume: true,
+			},
+			snoozedUntil: "2026-12-02T09:00:00.000Z",
+			backgroundTaskCount: 2,
+		});
+		const held = decodeHeldThreadShell(RELEASED_SHELL);
+		expect(held.limitRecovery).not.toHaveProperty("snooze");
+		expect(held).not.toHaveProperty("pendingBackgroundTasks");
+	});
+
 	/** Every thread shell in the captures: HTTP shells, stream snapshots and updates. */
 	function capturedThreads(): unknown[] {
 		const threads: unknown[] = [];
@@ -340,6 +377,7 @@ describe("decode: held thread shells", () => {
 				lineage: { rootThreadId: "legacy" },
 				status: 7,
 			},
+			RELEASED_SHELL,
 		);
 		for (const raw of threads) {
 			const held = decodeHeldThreadShell(raw);

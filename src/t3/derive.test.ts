@@ -308,6 +308,9 @@ describe("derive from the captured projections", () => {
 		]);
 		expect(details.tools).toEqual([
 			{
+				item_id: expect.any(String),
+				output_omitted: false,
+				failed: false,
 				kind: "command_execution",
 				title: "Workspace ready",
 				status: "completed",
@@ -512,12 +515,18 @@ describe("derive from released-shape projections", () => {
 		]);
 		expect(d.tools).toEqual([
 			{
+				item_id: expect.any(String),
+				output_omitted: false,
+				failed: false,
 				kind: "file_change",
 				title: "src/a.ts",
 				status: "completed",
 				exit_code: null,
 			},
 			{
+				item_id: expect.any(String),
+				output_omitted: false,
+				failed: false,
 				kind: "web_search",
 				title: "bun websocket",
 				status: "completed",

@@ -355,12 +355,29 @@ export function questionOptionValue(
 export interface RunDetails {
 	messages: { role: string; text: string }[];
 	tools: {
+		item_id: string;
 		kind: string;
 		title: string;
 		status: string;
 		exit_code: number | null;
+		/** T3 withheld the output on the wire (read it with `orchestration.getTurnItem`). */
+		output_omitted: boolean;
+		/** T3's `outputIndicatesFailure`. */
+		failed: boolean;
 	}[];
+	/** What T3 itself put in the timeline: background notifications and system notices. */
+	notices: { kind: "notification" | "system_notice"; text: string }[];
 	files: { path: string; change: string }[];
+}
+
+/** A notice's text: a notification's summary (and detail), a system notice's message. */
+function noticeText(item: TurnItem): string | null {
+	if (item.type === "system_notice")
+		return typeof item.message === "string" ? item.message : null;
+	const summary = typeof item.summary === "string" ? item.summary : null;
+	const detail = typeof item.detail === "string" ? item.detail : null;
+	if (summary && detail) return `${summary}: ${detail}`;
+	return summary ?? detail;
 }
 
 const TOOL_TYPES = new Set([
@@ -371,7 +388,7 @@ const TOOL_TYPES = new Set([
 	"file_search",
 ]);
 
-function toolTitle(item: TurnItem): string {
+export function toolTitle(item: TurnItem): string {
 	const candidates = [
 		item.title,
 		item.input,
@@ -411,11 +428,21 @@ export function runDetails(
 	const tools = items
 		.filter((i) => TOOL_TYPES.has(i.type))
 		.map((i) => ({
+			item_id: i.id,
 			kind: i.type,
 			title: toolTitle(i),
 			status: i.status ?? "unknown",
 			exit_code: typeof i.exitCode === "number" ? i.exitCode : null,
+			output_omitted: i.outputOmitted === true,
+			failed: i.outputIndicatesFailure === true,
 		}));
+	const notices: RunDetails["notices"] = [];
+	for (const item of items) {
+		if (item.type !== "notification" && item.type !== "system_notice") continue;
+		const text = noticeText(item);
+		// T3's text: readers cap it with capText, which masks it like every T3 text.
+		if (text) notices.push({ kind: item.type, text });
+	}
 	const files = new Map<string, string>();
 	for (const item of items) {
 		if (item.type === "file_change" && typeof item.fileName === "string") {
@@ -432,6 +459,7 @@ export function runDetails(
 	return {
 		messages,
 		tools,
+		notices,
 		files: [...files].map(([path, change]) => ({ path, change })),
 	};
 }

@@ -9,6 +9,7 @@ import type {
 	ProjectShell,
 	ThreadDetail,
 	ThreadShell,
+	TurnItem,
 } from "./model.ts";
 
 export type MachineState =
@@ -136,6 +137,14 @@ export interface Machine {
 		fromTurnCount?: number;
 		toTurnCount: number;
 	}): Promise<{ diff: string }>;
+	/**
+	 * RPC `orchestration.getTurnItem` (newer servers only): one timeline item with the output the
+	 * thread's reads withhold; null when T3 has no such item. DEFECT on a server without the RPC.
+	 */
+	turnItem?(input: {
+		threadId: string;
+		itemId: string;
+	}): Promise<TurnItem | null>;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**

@@ -17,6 +17,7 @@ import {
 } from "./connect-steps.ts";
 import { createUnknownKindReporter } from "./decode/kinded.ts";
 import { decodeLaunchResult } from "./decode/projection.ts";
+import { decodeTurnItem } from "./decode/rows.ts";
 import { decodeShellSnapshot } from "./decode/shell.ts";
 import { decodeShellStreamItem } from "./decode/shell-stream.ts";
 import { probeDeliveryIntent } from "./delivery-intent.ts";
@@ -575,6 +576,14 @@ export function createMachine(
 		async archivedThreads() {
 			const raw = await readRpc("orchestration.getArchivedShellSnapshot", {});
 			return decodeShellSnapshot(raw).threads;
+		},
+		async turnItem({ threadId, itemId }) {
+			const value = await readRpc("orchestration.getTurnItem", {
+				threadId,
+				itemId,
+			});
+			const item = (value as { item?: unknown } | null)?.item;
+			return item === null || item === undefined ? null : decodeTurnItem(item);
 		},
 		async turnDiff({ threadId, fromTurnCount, toTurnCount }) {
 			const value =

@@ -76,6 +76,17 @@ export interface ThreadShell {
 	} | null;
 	latestUserMessageAt?: string | null;
 	lastError?: string | null;
+	/** Released 0.1.x shells: the last failure's class, a usage limit's reset, T3's recovery plan. */
+	lastErrorClass?: string | null;
+	usageLimitResetAt?: string | null;
+	limitRecovery?: {
+		runId?: string;
+		resetAt?: string;
+		autoResume?: boolean;
+	} | null;
+	snoozedUntil?: string | null;
+	/** How many `pendingBackgroundTasks` the shell lists (the held shell keeps only the count). */
+	backgroundTaskCount?: number;
 	createdAt?: string;
 	updatedAt?: string;
 	archivedAt?: string | null;

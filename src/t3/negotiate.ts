@@ -16,6 +16,11 @@ export const REQUIRED_SCOPES = [
 	"orchestration:operate",
 ] as const;
 
+/** Why a server on a newer orchestration protocol than 2 is refused, and what to do. */
+export function tooOldFor(version: number): string {
+	return `this t3code-mcp is too old for orchestration protocol ${version}; update t3code-mcp`;
+}
+
 export type Negotiation =
 	| {
 			kind: "ok";
@@ -61,6 +66,14 @@ export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 	if (opts.stale()) return { kind: "stale" };
 	opts.onDescriptor(descriptor);
 	const version = descriptor.orchestrationProtocolVersion;
+	// A newer protocol is ours to catch up with, not the operator's T3 to change.
+	if (version !== undefined && version > 2) {
+		return {
+			kind: "refused",
+			state: "incompatible",
+			reason: `${label} runs T3 Code ${descriptor.serverVersion ?? "an unknown version"} with orchestration protocol ${version}; ${tooOldFor(version)}`,
+		};
+	}
 	if (version !== 2 && !(version === undefined && opts.assumeProtocol2)) {
 		const reported = descriptor.serverVersion ?? "an unknown version";
 		const proto =

@@ -23,6 +23,7 @@ import {
 	type TaskRow,
 	type TaskStatus,
 } from "../store/tasks.ts";
+import { NO_FAILURE } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "../threads/deps.ts";
 import { ThreadError } from "../threads/errors.ts";
 import { type LocatedThread, locateThread } from "../threads/locate.ts";
@@ -417,6 +418,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 							message: null,
 							error: null,
 							question: null,
+							...NO_FAILURE,
 							elapsed_s: 0,
 						};
 				complete(rec, { report: { ...report, elapsed_s: elapsedS(rec) } });

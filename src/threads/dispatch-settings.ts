@@ -14,7 +14,8 @@ export type DispatchMode = "queue" | "steer" | "restart";
 export type RuntimeMode =
 	| "full-access"
 	| "approval-required"
-	| "auto-accept-edits";
+	| "auto-accept-edits"
+	| "auto";
 export type InteractionMode = "default" | "plan";
 
 /** The run to steer or restart: the newest one that has not finished or queued. */

@@ -47,7 +47,7 @@ export async function interrupt(
 			// Reporting success here would hide that the queued work is still there.
 			throw new ThreadError(
 				first.held
-					? `Nothing is running on thread "${threadId}" to interrupt: its queue is held (${queuedBefore.length} queued run${queuedBefore.length === 1 ? "" : "s"}, next ${first.run_id}) since an interrupt with hold_queue. Call t3_manage with action "resume_queue" to start them.`
+					? `Nothing is running on thread "${threadId}" to interrupt: its queue is held (${queuedBefore.length} queued run${queuedBefore.length === 1 ? "" : "s"}, next ${first.run_id}; held after an interrupt or server restart). Call t3_manage with action "resume_queue" to start them.`
 					: `Nothing is running on thread "${threadId}" to interrupt yet: queued run ${first.run_id} is about to start. Call t3_interrupt again once it runs (t3_thread shows its status).`,
 			);
 		}

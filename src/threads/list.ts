@@ -7,6 +7,7 @@
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { MachineStatus } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../t3/model.ts";
+import { type RunFailure, shellFailure } from "../t3/run-failure.ts";
 import { redact } from "../util/redact.ts";
 import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -25,8 +26,10 @@ import {
 	search,
 } from "./thread-index.ts";
 import {
+	backgroundTasks,
 	type Pending,
 	pendingOf,
+	snoozedUntil,
 	type ThreadState,
 	threadState,
 } from "./thread-state.ts";
@@ -45,7 +48,7 @@ export interface ListFilters {
 	cursor?: string;
 }
 
-export interface ListedThread {
+export interface ListedThread extends RunFailure {
 	thread_id: string;
 	machine: string;
 	project: ProjectRef;
@@ -54,6 +57,8 @@ export interface ListedThread {
 	state: ThreadState;
 	pending: Pending | null;
 	latest_run: { id: string; ordinal: number | null; status: string } | null;
+	snoozed_until: string | null;
+	background_tasks: number;
 	updated_at: string | null;
 	archived: boolean;
 	watched: boolean;
@@ -418,6 +423,9 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 						status: thread.status,
 					}
 				: null,
+			...shellFailure(thread),
+			snoozed_until: snoozedUntil(thread),
+			background_tasks: backgroundTasks(thread),
 			updated_at: thread.updatedAt ?? null,
 			archived: filters.archived === true || Boolean(thread.archivedAt),
 			watched: record ? record.watched === 1 : false,

@@ -235,7 +235,7 @@ function manageShape(r: ResumeQueueResult): ManageResult {
 		changed: r.wasHeld,
 		note: r.wasHeld
 			? null
-			: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+			: "No queued run of this thread was held (an interrupt with hold_queue or a T3 server restart holds them): nothing to resume.",
 	};
 }
 

@@ -5,10 +5,13 @@ import {
 	runDetails,
 	runError,
 } from "../t3/derive.ts";
+import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import type { ThreadReadAhead } from "./read-ahead.ts";
 import { projectRef, questionShape } from "./shapes.ts";
+import { backgroundTasks, snoozedUntil } from "./thread-state.ts";
+import { readTurnItem } from "./turn-item.ts";
 
 /** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
 const RESULT_BUDGET_CHARS = 60_000;
@@ -19,6 +22,7 @@ export async function readThread(
 	threadId: string,
 	turns: number,
 	readAhead?: ThreadReadAhead,
+	itemId?: string,
 ) {
 	const located = await locateThread(deps, threadId);
 	if (
@@ -26,13 +30,22 @@ export async function readThread(
 		readAhead.machine === located.entry.config.name
 	)
 		located.detail ??= await readAhead.detail;
-	const { projection } = await readDetail(located);
+	const [{ projection }, item] = await Promise.all([
+		readDetail(located),
+		itemId === undefined
+			? null
+			: readTurnItem(located, itemId, TEXT_CAPS[0] as number),
+	]);
 	const thread = located.shell ?? projection.thread;
 	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
 	const latest = runs.at(-1) ?? null;
 	const session = projection.providerSessions.at(-1);
 	const record = deps.threads.get(threadId);
 	const selection = thread.modelSelection ?? latest?.modelSelection ?? null;
+	const failureOf = (run: (typeof runs)[number]) =>
+		run.status === "failed"
+			? runFailure(projection, run.id, located.shell)
+			: NO_FAILURE;
 
 	const build = (cap: number) => ({
 		thread_id: threadId,
@@ -55,6 +68,7 @@ export async function readThread(
 					started_at: latest.startedAt,
 					completed_at: latest.completedAt,
 					error: runError(projection, latest.id),
+					...failureOf(latest),
 				}
 			: null,
 		runs: runs.slice(-turns).map((run) => {
@@ -63,6 +77,7 @@ export async function readThread(
 				id: run.id,
 				ordinal: run.ordinal,
 				status: run.status,
+				...failureOf(run),
 				messages: details.messages.map((m) => ({
 					role: m.role,
 					text: capText(m.text, cap),
@@ -70,6 +85,10 @@ export async function readThread(
 				tools: details.tools.map((t) => ({
 					...t,
 					title: t.title === null ? null : capText(t.title, 300),
+				})),
+				notices: details.notices.map((n) => ({
+					kind: n.kind,
+					text: capText(n.text, cap),
 				})),
 				files: details.files,
 			};
@@ -79,6 +98,9 @@ export async function readThread(
 				machine: located.entry.config.name,
 			}),
 		),
+		snoozed_until: snoozedUntil(thread) ?? snoozedUntil(projection.thread),
+		background_tasks: backgroundTasks(located.shell ?? projection.thread),
+		item,
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,
 	});
@@ -93,12 +115,23 @@ export async function readThread(
 
 /** The texts dominate a result's size; counting them is much cheaper than serialising it. */
 function roughSize(result: {
-	runs: { messages: { text: string }[]; tools: unknown[]; files: unknown[] }[];
+	runs: {
+		messages: { text: string }[];
+		notices: { text: string }[];
+		tools: unknown[];
+		files: unknown[];
+	}[];
 }) {
 	let size = 2_000;
 	for (const run of result.runs) {
-		size += 200 * (run.tools.length + run.files.length + run.messages.length);
+		size +=
+			200 *
+			(run.tools.length +
+				run.files.length +
+				run.messages.length +
+				run.notices.length);
 		for (const m of run.messages) size += m.text.length;
+		for (const n of run.notices) size += n.text.length;
 	}
 	return size;
 }

@@ -29,3 +29,17 @@ export function threadState(thread: ThreadShell): ThreadState {
 		return "active";
 	return "settled";
 }
+
+/** Pending background work T3 reports for the thread (the held shell keeps only its count). */
+export function backgroundTasks(thread: ThreadShell): number {
+	if (typeof thread.backgroundTaskCount === "number")
+		return thread.backgroundTaskCount;
+	const tasks = thread.pendingBackgroundTasks;
+	return Array.isArray(tasks) ? tasks.length : 0;
+}
+
+/** Until when the thread is snoozed (ISO time), or null. */
+export function snoozedUntil(thread: ThreadShell): string | null {
+	const until = thread.snoozedUntil;
+	return typeof until === "string" && until.length > 0 ? until : null;
+}

@@ -18,6 +18,7 @@ import {
 } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import { NO_FAILURE, type RunFailure, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { type LocatedThread, locateThread } from "./locate.ts";
@@ -46,7 +47,7 @@ export type WaitResult = {
 	error: string | null;
 	question: QuestionShape | null;
 	elapsed_s: number;
-};
+} & RunFailure;
 
 /** A wait result plus a line for the caller that is not part of the result's shape. */
 export type WaitReport = WaitResult & { note?: string };
@@ -243,6 +244,7 @@ export function timeoutReport(
 		message: null,
 		error: null,
 		question: null,
+		...NO_FAILURE,
 		elapsed_s: elapsedS,
 	};
 }
@@ -279,6 +281,7 @@ export function missingResult(threadId: string, machine: string): Settled {
 		message: null,
 		error: missingError(threadId, machine),
 		question: null,
+		...NO_FAILURE,
 	};
 }
 
@@ -345,7 +348,8 @@ export async function evaluate(
 			message: null,
 			error: null,
 			question: null,
-			note: `Run ${run.id} is queued and its queue is held (an interrupt with hold_queue): it will not start until t3_manage with action "resume_queue". Waiting longer would not change that.`,
+			...NO_FAILURE,
+			note: `Run ${run.id} is queued and its queue is held (interrupt or server restart): it will not start until t3_manage with action "resume_queue". Waiting longer would not change that.`,
 		};
 	}
 	const outcome = runOutcome(run.status);
@@ -359,6 +363,9 @@ export async function evaluate(
 			message: message === null ? null : capText(message, MESSAGE_CAP),
 			error: outcome === "completed" ? null : runError(projection, run.id),
 			question: null,
+			...(outcome === "failed"
+				? runFailure(projection, run.id, shell)
+				: NO_FAILURE),
 		};
 	}
 	const question = pendingQuestion(
@@ -387,6 +394,7 @@ export async function evaluate(
 			message: null,
 			error: null,
 			question: questionShape(question),
+			...NO_FAILURE,
 		};
 	}
 	return null;

@@ -1,6 +1,7 @@
 /** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
 import { z } from "zod";
 import { pathSegmentProblem } from "../t3/path-segment.ts";
+import { ERROR_CLASSES } from "../t3/run-failure.ts";
 
 /** Ids and names are short; a longer one is a mistake, refused before any lookup. */
 export const ID_MAX = 200;
@@ -122,3 +123,20 @@ export const idempotencyKeyArg = keyArg()
 	.describe(
 		"Your key for this operation: repeating the call with the same key and arguments returns the first result instead of acting again.",
 	);
+
+/** Why a run failed (released T3 0.1.x): spread into the result objects that describe a run. */
+export const failureFields = {
+	error_class: z
+		.enum(ERROR_CLASSES)
+		.nullable()
+		.describe(
+			"Why the run failed: usage_limit, provider_error, transport_error, permission_error, validation_error, workspace_preparation or unknown; null unless it failed.",
+		),
+	reset_at: z
+		.string()
+		.nullable()
+		.describe("When a usage limit resets (ISO time); else null."),
+	auto_resume: z
+		.boolean()
+		.describe("true when T3 will resume the run by itself (after reset_at)."),
+};

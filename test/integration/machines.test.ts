@@ -31,6 +31,7 @@ beforeAll(async () => {
 			{ name: "notoken", token: null },
 			{ name: "badtoken", token: "not-the-token" },
 			{ name: "old", sim: { protocol: 1 } },
+			{ name: "newer", sim: { protocol: 3 } },
 		],
 	});
 });
@@ -73,6 +74,13 @@ describe.each(ERAS)("t3_machines (%s era)", (era) => {
 			"T3 Code 0.1.0 or later (orchestration protocol 2) is required",
 		);
 		expect(byName.old?.reason).toContain('"old"');
+		// A newer server is not the operator's to downgrade: this connector is behind.
+		expect(byName.newer?.state).toBe("incompatible");
+		expect(byName.newer?.reason).toContain('"newer"');
+		expect(byName.newer?.reason).toContain(
+			"this t3code-mcp is too old for orchestration protocol 3; update t3code-mcp",
+		);
+		expect(byName.newer?.reason).not.toContain("T3 Code 0.1.0 or later");
 	});
 });
 
@@ -96,7 +104,7 @@ describe("t3_projects", () => {
 		const result = await callTool(client, "t3_projects", { machine: "nope" });
 		expect(result.isError).toBe(true);
 		expect(result.text).toBe(
-			'Unknown machine "nope". Configured machines: demo, down, notoken, badtoken, old.',
+			'Unknown machine "nope". Configured machines: demo, down, notoken, badtoken, old, newer.',
 		);
 	});
 

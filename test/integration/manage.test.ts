@@ -407,7 +407,7 @@ describe("t3_manage and t3_delete", () => {
 		expect(r.data).toMatchObject({ thread_id: ids.edit, archived: false });
 		expect(r.data).toMatchObject({
 			changed: false,
-			note: "No queued run of this thread was held (only t3_interrupt with hold_queue holds them): nothing to resume.",
+			note: "No queued run of this thread was held (an interrupt with hold_queue or a T3 server restart holds them): nothing to resume.",
 		});
 	});
 

@@ -65,7 +65,7 @@ describe("machine connect sequence", () => {
 		expect(server.received).toHaveLength(0);
 	});
 
-	it("another protocol version is incompatible too", async () => {
+	it("a newer protocol version is incompatible: this connector is the one to update", async () => {
 		const { machine } = setup({
 			descriptor: {
 				...PROTOCOL2_DESCRIPTOR,
@@ -82,8 +82,9 @@ describe("machine connect sequence", () => {
 			"runs T3 Code 0.3.0 with orchestration protocol 3;",
 		);
 		expect(machine.status().reason).toContain(
-			"T3 Code 0.1.0 or later (orchestration protocol 2) is required",
+			"this t3code-mcp is too old for orchestration protocol 3; update t3code-mcp",
 		);
+		expect(machine.status().reason).not.toContain("0.1.0 or later");
 	});
 
 	it("the pre-release server is accepted only with assumeProtocol2", async () => {

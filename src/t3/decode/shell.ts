@@ -56,6 +56,8 @@ export function decodeThreadShell(raw: unknown): ThreadShell {
 		activeRunId: strOrNull(obj.activeRunId),
 		status: str(obj.status) ?? "idle",
 		pendingRuntimeRequest: decodePending(obj.pendingRuntimeRequest),
+		limitRecovery: decodeLimitRecovery(obj.limitRecovery),
+		backgroundTaskCount: taskCount(obj.pendingBackgroundTasks),
 		latestVisibleMessage:
 			isRecord(lvm) && typeof lvm.id === "string"
 				? {
@@ -66,6 +68,25 @@ export function decodeThreadShell(raw: unknown): ThreadShell {
 					}
 				: null,
 	};
+}
+
+/**
+ * Released 0.1.x: T3's plan to resume after a usage limit (idx 70102248590), kept in its known
+ * keys only; absent on pre-release shells.
+ */
+function decodeLimitRecovery(raw: unknown): ThreadShell["limitRecovery"] {
+	if (raw === null) return null;
+	if (!isRecord(raw)) return undefined;
+	const kept: NonNullable<ThreadShell["limitRecovery"]> = {};
+	if (typeof raw.runId === "string") kept.runId = raw.runId;
+	if (typeof raw.resetAt === "string") kept.resetAt = raw.resetAt;
+	if (typeof raw.autoResume === "boolean") kept.autoResume = raw.autoResume;
+	return kept;
+}
+
+/** How many background tasks a shell lists: the held shell keeps the count, not the list. */
+function taskCount(raw: unknown): number | undefined {
+	return Array.isArray(raw) ? raw.length : undefined;
 }
 
 /** The thread-shell fields the connector reads; everything else stays on the wire. */
@@ -83,6 +104,11 @@ const SHELL_FIELDS = [
 	"pendingRuntimeRequest",
 	"latestUserMessageAt",
 	"lastError",
+	"lastErrorClass",
+	"usageLimitResetAt",
+	"limitRecovery",
+	"snoozedUntil",
+	"backgroundTaskCount",
 	"createdAt",
 	"updatedAt",
 	"archivedAt",
@@ -122,6 +148,8 @@ const SHELL_DECODERS: Partial<
 	activeRunId: (obj) => strOrNull(obj.activeRunId),
 	status: (obj) => str(obj.status) ?? "idle",
 	pendingRuntimeRequest: (obj) => decodePending(obj.pendingRuntimeRequest),
+	limitRecovery: (obj) => decodeLimitRecovery(obj.limitRecovery),
+	backgroundTaskCount: (obj) => taskCount(obj.pendingBackgroundTasks),
 };
 
 /**

@@ -93,10 +93,10 @@ export const t3Dispatch = defineTool({
 				"For a follow-up while a run is going: queue (default) waits its turn, steer joins the running run, restart interrupts it and starts again with this message. With nothing running, all three start a run.",
 			),
 		runtime_mode: z
-			.enum(["full-access", "approval-required", "auto-accept-edits"])
+			.enum(["full-access", "approval-required", "auto-accept-edits", "auto"])
 			.optional()
 			.describe(
-				"What the agent may do without asking: full-access (new threads' default), approval-required (every command or edit waits for t3_answer decision), auto-accept-edits. A follow-up without it keeps the thread's current mode.",
+				"What the agent may do without asking: full-access (new threads' default), approval-required (every command or edit waits for t3_answer decision), auto-accept-edits, auto (T3 0.1.x: the provider decides what needs asking). A follow-up without it keeps the thread's current mode.",
 			),
 		interaction_mode: z
 			.enum(["default", "plan"])

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { readThread } from "../../threads/read.ts";
 import {
+	failureFields,
+	ID_MAX,
 	projectRefSchema,
 	questionSchema,
 	threadIdArg,
@@ -14,7 +16,7 @@ export const t3Thread = defineTool({
 	name: "t3_thread",
 	title: "Read a T3 thread",
 	description:
-		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error), the last `turns` runs with their messages, tool calls and changed files, and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. Long texts are shortened with a visible …[truncated] marker.",
+		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		turns: z
@@ -24,6 +26,14 @@ export const t3Thread = defineTool({
 			.max(20)
 			.optional()
 			.describe("How many of the latest runs to include, 1-20 (default 1)."),
+		item_id: z
+			.string()
+			.min(1)
+			.max(ID_MAX)
+			.optional()
+			.describe(
+				"A tool call's item_id from runs[].tools[]: also returns its whole output as `item` (T3 0.1.x does not send it with the thread).",
+			),
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
@@ -45,6 +55,7 @@ export const t3Thread = defineTool({
 				started_at: z.string().nullable(),
 				completed_at: z.string().nullable(),
 				error: z.string().nullable(),
+				...failureFields,
 			})
 			.nullable(),
 		runs: z.array(
@@ -52,19 +63,54 @@ export const t3Thread = defineTool({
 				id: z.string(),
 				ordinal: z.number(),
 				status: z.string(),
+				...failureFields,
 				messages: z.array(z.object({ role: z.string(), text: z.string() })),
 				tools: z.array(
 					z.object({
+						item_id: z
+							.string()
+							.describe("Pass it as item_id to read the whole output."),
 						kind: z.string(),
 						title: z.string().nullable(),
 						status: z.string().nullable(),
 						exit_code: z.number().nullable(),
+						output_omitted: z
+							.boolean()
+							.describe(
+								"T3 did not send the output with the thread: read it with item_id.",
+							),
+						failed: z.boolean().describe("T3 says the output shows a failure."),
+					}),
+				),
+				notices: z.array(
+					z.object({
+						kind: z.enum(["notification", "system_notice"]),
+						text: z.string(),
 					}),
 				),
 				files: z.array(z.object({ path: z.string(), change: z.string() })),
 			}),
 		),
 		question: questionSchema,
+		item: z
+			.object({
+				item_id: z.string(),
+				kind: z.string(),
+				title: z.string(),
+				status: z.string(),
+				exit_code: z.number().nullable(),
+				output: z.string().nullable(),
+				truncated: z.boolean(),
+			})
+			.nullable()
+			.describe(
+				"The item asked for with item_id, with its whole output; else null.",
+			),
+		snoozed_until: z.string().nullable(),
+		background_tasks: z
+			.number()
+			.int()
+			.describe("Background work T3 reports still running for the thread."),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
 	}),
@@ -73,9 +119,15 @@ export const t3Thread = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler({ thread_id, turns }, ctx, { threadDeps }) {
+	async handler({ thread_id, turns, item_id }, ctx, { threadDeps }) {
 		return ok(
-			await readThread(threadDeps, thread_id, turns ?? 1, ctx.readAhead),
+			await readThread(
+				threadDeps,
+				thread_id,
+				turns ?? 1,
+				ctx.readAhead,
+				item_id,
+			),
 		);
 	},
 });

@@ -7,7 +7,13 @@ import {
 	MAX_LIMIT,
 	STATE_FILTERS,
 } from "../../threads/list.ts";
-import { ID_MAX, PATH_MAX, projectRefSchema, toolInput } from "../schemas.ts";
+import {
+	failureFields,
+	ID_MAX,
+	PATH_MAX,
+	projectRefSchema,
+	toolInput,
+} from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 export const t3Threads = defineTool({
@@ -85,6 +91,9 @@ export const t3Threads = defineTool({
 						status: z.string(),
 					})
 					.nullable(),
+				...failureFields,
+				snoozed_until: z.string().nullable(),
+				background_tasks: z.number().int(),
 				updated_at: z.string().nullable(),
 				archived: z.boolean(),
 				watched: z.boolean(),

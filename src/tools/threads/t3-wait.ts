@@ -6,7 +6,12 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
 import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
-import { questionSchema, segmentIdArg, toolInput } from "../schemas.ts";
+import {
+	failureFields,
+	questionSchema,
+	segmentIdArg,
+	toolInput,
+} from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const MAX_WAIT_S = 3600;
@@ -26,6 +31,7 @@ export const waitOutputSchema = z.object({
 	message: z.string().nullable(),
 	error: z.string().nullable(),
 	question: questionSchema,
+	...failureFields,
 	elapsed_s: z.number(),
 });
 
@@ -51,7 +57,7 @@ export const t3Wait = defineTool({
 	name: "t3_wait",
 	title: "Wait for a T3 run",
 	description:
-		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A run in a queue held by t3_interrupt hold_queue returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing". A client with MCP Tasks gets a task at once instead of a blocking call, completed with this same result (no server wait timeout then; an explicit timeout still applies). To dispatch and wait in one call, use t3_dispatch with wait: true.',
+		'Wait until the latest run you dispatched on a thread finishes (outcome completed, interrupted or failed, with the agent\'s final message or the error) or needs an answer (outcome question: answer it with t3_answer, then wait again). Returns at once if that already happened. With thread_ids it returns as soon as the first of them settles, naming it in thread_id. If the timeout passes first the outcome is "timeout" (timeout 0 just looks): the run keeps going, nothing is interrupted; simply call t3_wait again. A failed run says why in error_class (usage_limit with reset_at and auto_resume when T3 resumes it by itself). A run in a held queue (t3_interrupt hold_queue, or a T3 restart) returns "timeout" at once, saying so. A thread that vanished from its machine returns outcome "failed" with run_status "missing". A client with MCP Tasks gets a task at once instead of a blocking call, completed with this same result (no server wait timeout then; an explicit timeout still applies). To dispatch and wait in one call, use t3_dispatch with wait: true.',
 	inputSchema: toolInput({
 		thread_id: segmentIdArg()
 			.optional()

@@ -1,0 +1,66 @@
+/**
+ * Prompt "fail preparing": the run's workspace preparation fails before any provider turn, as a
+ * 0.1.x server reports it: the preparation item failed, a `system_notice`, and the `error` item
+ * with code `workspace_preparation_failed` (idx 70102248590). A continuation with that prompt
+ * fails the same way, as if its thread needed preparing again.
+ */
+import type { FailureDetail } from "./agent.ts";
+import { nowIso, providerItemIdFor } from "./rows.ts";
+import {
+	addItem,
+	type RunHandle,
+	type RunKit,
+	updateItem,
+} from "./run-rows.ts";
+
+export const PREPARATION_FAILURE_PROMPT = "fail preparing";
+export const WORKSPACE_PREPARATION_FAILURE_CODE =
+	"workspace_preparation_failed";
+const MESSAGE =
+	"Workspace preparation failed: the setup script exited with code 1.";
+
+export function failsPreparation(prompt: string): boolean {
+	return prompt.toLowerCase().includes(PREPARATION_FAILURE_PROMPT);
+}
+
+export function failPreparation(
+	kit: RunKit,
+	h: RunHandle,
+	failRun: (
+		kit: RunKit,
+		h: RunHandle,
+		message: string,
+		detail: FailureDetail,
+	) => void,
+): void {
+	const prep =
+		h.thread.rows.turnItems.find(
+			(i) => i.type === "command_execution" && i.runId === h.run.id,
+		) ??
+		addItem(kit, h, {
+			id: providerItemIdFor(
+				h.instanceId,
+				`workspace-preparation${encodeURIComponent(`:${h.run.id}`)}`,
+			),
+			type: "command_execution",
+			title: "Preparing workspace",
+			input: "Preparing workspace",
+		});
+	updateItem(kit, h, prep, {
+		status: "failed",
+		title: "Setup script failed",
+		exitCode: 1,
+		completedAt: nowIso(),
+	});
+	addItem(kit, h, {
+		id: `turn-item:run:${encodeURIComponent(h.run.id)}:notice:workspace-preparation`,
+		type: "system_notice",
+		title: "Workspace preparation",
+		message: MESSAGE,
+	});
+	h.preparing = false;
+	failRun(kit, h, MESSAGE, {
+		class: "unknown",
+		code: WORKSPACE_PREPARATION_FAILURE_CODE,
+	});
+}

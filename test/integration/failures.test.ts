@@ -1,0 +1,204 @@
+/**
+ * Failures that say why, against the simulator's released 0.1.x shapes (MCP client → server →
+ * sim over real sockets): a usage limit (class, reset time, T3's auto-resume) and a failed
+ * workspace preparation in t3_wait, t3_thread, t3_threads and events.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/client";
+import {
+	type Delivery,
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import { callTool, type Stack, startStack, until } from "../helpers/stack.ts";
+
+type Dispatched = { thread_id: string; run_id: string };
+type Failure = {
+	error_class: string | null;
+	reset_at: string | null;
+	auto_resume: boolean;
+};
+type Waited = Failure & {
+	outcome: string;
+	run_id: string | null;
+	error: string | null;
+};
+type Read = {
+	latest_run: (Failure & { id: string; status: string }) | null;
+	runs: (Failure & {
+		id: string;
+		notices: { kind: string; text: string }[];
+		tools: { kind: string; status: string | null; exit_code: number | null }[];
+	})[];
+	snoozed_until: string | null;
+	background_tasks: number;
+};
+type Listed = {
+	threads: (Failure & {
+		thread_id: string;
+		state: string;
+		snoozed_until: string | null;
+		background_tasks: number;
+	})[];
+};
+
+let receiver: Receiver;
+let stack: Stack;
+let client: Client;
+beforeAll(async () => {
+	receiver = startReceiver();
+	stack = await startStack({
+		machines: [{ name: "demo" }],
+		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
+	});
+	client = await stack.client();
+});
+afterAll(async () => {
+	await stack.stop();
+	await receiver.stop();
+});
+
+async function run(prompt: string): Promise<{ d: Dispatched; w: Waited }> {
+	const d = await callTool<Dispatched>(client, "t3_dispatch", {
+		machine: "demo",
+		project: "demo",
+		prompt,
+	});
+	expect(d.isError).toBe(false);
+	const w = await callTool<Waited>(client, "t3_wait", {
+		thread_id: d.data.thread_id,
+		timeout: 20,
+	});
+	expect(w.isError).toBe(false);
+	return { d: d.data, w: w.data };
+}
+
+const eventsOf = async (
+	threadId: string,
+	type: string,
+): Promise<Delivery[]> => {
+	await stack.server.services.events.tracker.idle();
+	await stack.server.services.events.delivery.idle();
+	return receiver.deliveries.filter(
+		(x) => x.body.thread_id === threadId && x.body.type === type,
+	);
+};
+
+describe("a usage limit", () => {
+	let d: Dispatched;
+	let w: Waited;
+	beforeAll(async () => {
+		({ d, w } = await run("hit the usage limit now"));
+	});
+
+	test("t3_wait: failed, class usage_limit, the reset time, T3 resumes by itself", () => {
+		expect(w).toMatchObject({
+			outcome: "failed",
+			run_id: d.run_id,
+			error_class: "usage_limit",
+			auto_resume: true,
+		});
+		expect(w.error).toContain("usage limit");
+		expect(Date.parse(w.reset_at ?? "")).toBeGreaterThan(Date.now());
+	});
+
+	test("t3_thread: latest_run and runs[] say the same", async () => {
+		const r = await callTool<Read>(client, "t3_thread", {
+			thread_id: d.thread_id,
+		});
+		const failure = {
+			error_class: "usage_limit",
+			reset_at: w.reset_at,
+			auto_resume: true,
+		};
+		expect(r.data.latest_run).toMatchObject({ id: d.run_id, ...failure });
+		expect(r.data.runs[0]).toMatchObject({ id: d.run_id, ...failure });
+		expect(r.data.background_tasks).toBe(0);
+		expect(r.data.snoozed_until).toBeNull();
+	});
+
+	test("t3_threads: the row from the held shell", async () => {
+		await until(async () => {
+			const l = await callTool<Listed>(client, "t3_threads", {
+				state: "attention",
+			});
+			const row = l.data.threads.find((t) => t.thread_id === d.thread_id);
+			return row?.error_class === "usage_limit";
+		});
+		const l = await callTool<Listed>(client, "t3_threads", {
+			state: "attention",
+		});
+		expect(
+			l.data.threads.find((t) => t.thread_id === d.thread_id),
+		).toMatchObject({
+			error_class: "usage_limit",
+			reset_at: w.reset_at,
+			auto_resume: true,
+			snoozed_until: null,
+			background_tasks: 0,
+		});
+	});
+
+	test("the thread.failed event carries the class, the reset and who started the run", async () => {
+		const [event] = await eventsOf(d.thread_id, "thread.failed");
+		expect(event?.body).toMatchObject({
+			run_id: d.run_id,
+			error_class: "usage_limit",
+			reset_at: w.reset_at,
+			auto_resume: true,
+			started_by: "connector",
+		});
+	});
+});
+
+describe("a failed workspace preparation", () => {
+	test("says workspace_preparation everywhere, with T3's notice in the run", async () => {
+		const { d, w } = await run("fail preparing the workspace");
+		expect(w).toMatchObject({
+			outcome: "failed",
+			error_class: "workspace_preparation",
+			reset_at: null,
+			auto_resume: false,
+		});
+		expect(w.error).toContain("Workspace preparation failed");
+		const r = await callTool<Read>(client, "t3_thread", {
+			thread_id: d.thread_id,
+		});
+		expect(r.data.latest_run?.error_class).toBe("workspace_preparation");
+		expect(r.data.runs[0]?.notices).toEqual([
+			{
+				kind: "system_notice",
+				text: "Workspace preparation failed: the setup script exited with code 1.",
+			},
+		]);
+		expect(r.data.runs[0]?.tools[0]).toMatchObject({
+			kind: "command_execution",
+			status: "failed",
+			exit_code: 1,
+		});
+		const [event] = await eventsOf(d.thread_id, "thread.failed");
+		expect(event?.body).toMatchObject({
+			error_class: "workspace_preparation",
+			reset_at: null,
+			auto_resume: false,
+		});
+	});
+
+	test("an ordinary failure is a provider error, and a success has no class", async () => {
+		const failed = await run("fail please");
+		expect(failed.w).toMatchObject({
+			outcome: "failed",
+			error_class: "provider_error",
+			reset_at: null,
+			auto_resume: false,
+		});
+		const ok = await run("say hello");
+		expect(ok.w).toMatchObject({
+			outcome: "completed",
+			error_class: null,
+			reset_at: null,
+			auto_resume: false,
+		});
+	});
+});
