@@ -79,6 +79,9 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 	const transport = createLineTransport(
 		{ stdin: process.stdin, stdout: process.stdout },
 		{
+			// Waits in flight answer now with their current state (as under SIGTERM), so a
+			// client that closed its end gets every answer without holding the process open.
+			onInputEnd: () => services.beginShutdown(),
 			onClosed: (reason) =>
 				ended(
 					reason === "drained"

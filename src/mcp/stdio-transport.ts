@@ -51,6 +51,8 @@ export interface LineTransportOptions {
 	 * answered, "stdout closed" when the reader went away, "closed" on `close()`.
 	 */
 	onClosed?: (reason: "drained" | "stdout closed" | "closed") => void;
+	/** stdin ended; requests read before it are still to be answered. */
+	onInputEnd?: () => void;
 }
 
 export interface LineTransport extends Transport {
@@ -276,6 +278,7 @@ export function createLineTransport(
 		if (ended) return;
 		reader.end();
 		ended = true;
+		options.onInputEnd?.();
 		settle();
 	};
 	const onStdinError = (error: Error) => {

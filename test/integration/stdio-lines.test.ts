@@ -35,15 +35,15 @@ interface Ended {
 	stderr: string;
 }
 
-/** Launches `stdio`, writes `input` (then closes stdin), and reads everything to the exit. */
-async function session(input: (string | Uint8Array)[]): Promise<Ended> {
+/** Launches `stdio` on the sim, with its own HOME (config and state at the XDG defaults). */
+function launch() {
 	const home = join(dir, `s${n++}`);
 	mkdirSync(join(home, "t3code-mcp"), { recursive: true });
 	writeFileSync(
 		join(home, "t3code-mcp", "t3code.toml"),
-		`[machines.demo]\nurl = "${sim.url}"\ntoken_env = "T3_DEMO_TOKEN"\nprojects = ["*"]\n`,
+		`[machines.demo]\nurl = "${sim.url}"\ntoken_env = "T3_DEMO_TOKEN"\nprojects = ["*"]\nmodel = "claudeAgent/claude-opus-5"\n`,
 	);
-	const proc = Bun.spawn([process.execPath, "run", ENTRY, "stdio"], {
+	return Bun.spawn([process.execPath, "run", ENTRY, "stdio"], {
 		cwd: "/",
 		env: {
 			PATH: process.env.PATH ?? "",
@@ -58,6 +58,21 @@ async function session(input: (string | Uint8Array)[]): Promise<Ended> {
 		stderr: "pipe",
 		timeout: 30_000,
 	});
+}
+
+const parseLines = (stdout: string) => {
+	const out = stdout
+		.split("\n")
+		.filter((l) => l !== "")
+		.map((l) => JSON.parse(l) as Json | Json[]);
+	// stdout carries only JSON-RPC.
+	for (const message of out.flat()) expect(message.jsonrpc).toBe("2.0");
+	return out;
+};
+
+/** Launches `stdio`, writes `input` (then closes stdin), and reads everything to the exit. */
+async function session(input: (string | Uint8Array)[]): Promise<Ended> {
+	const proc = launch();
 	for (const piece of input) proc.stdin.write(piece);
 	await proc.stdin.end();
 	const [stdout, stderr, code] = await Promise.all([
@@ -65,13 +80,7 @@ async function session(input: (string | Uint8Array)[]): Promise<Ended> {
 		new Response(proc.stderr).text(),
 		proc.exited,
 	]);
-	const out = stdout
-		.split("\n")
-		.filter((l) => l !== "")
-		.map((l) => JSON.parse(l) as Json | Json[]);
-	// stdout carries only JSON-RPC.
-	for (const message of out.flat()) expect(message.jsonrpc).toBe("2.0");
-	return { code, out, stderr };
+	return { code, out: parseLines(stdout), stderr };
 }
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`;
@@ -214,6 +223,52 @@ describe("stdio answers every line", () => {
 		);
 	}, 40_000);
 });
+
+test("end of input with a t3_wait in flight: the wait answers now with its current state, then exit 0", async () => {
+	const proc = launch();
+	const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+	const decoder = new TextDecoder();
+	let text = "";
+	/** Reads stdout until a line answers `id`. */
+	const answerTo = async (id: number): Promise<Json> => {
+		for (;;) {
+			// Complete lines only: a read may end inside one.
+			const found = parseLines(text.slice(0, text.lastIndexOf("\n") + 1)).find(
+				(m): m is Json => !Array.isArray(m) && m.id === id,
+			);
+			if (found) return found;
+			const { value, done } = await reader.read();
+			if (done) throw new Error(`stdout ended before an answer to ${id}`);
+			text += decoder.decode(value);
+		}
+	};
+	proc.stdin.write(initialize("2025-11-25") + initialized);
+	await answerTo(0);
+	// The machine comes online, then a run that holds until released.
+	let dispatched: Json | undefined;
+	for (let id = 1; dispatched === undefined; id++) {
+		proc.stdin.write(
+			request(id, "tools/call", {
+				name: "t3_dispatch",
+				arguments: { machine: "demo", project: "demo", prompt: "a long task" },
+			}),
+		);
+		const result = (await answerTo(id)).result as Json;
+		if (result.isError !== true) dispatched = result;
+		else if (id > 5_000) throw new Error(JSON.stringify(result));
+	}
+	const threadId = (dispatched.structuredContent as Json).thread_id;
+	proc.stdin.write(
+		request(900, "tools/call", {
+			name: "t3_wait",
+			arguments: { thread_id: threadId, timeout: 600 },
+		}),
+	);
+	await proc.stdin.end();
+	const waited = (await answerTo(900)).result as Json;
+	expect((waited.structuredContent as Json).outcome).toBe("timeout");
+	expect(await proc.exited).toBe(0);
+}, 40_000);
 
 describe("batches, as the era in use says", () => {
 	const batch = [
