@@ -110,6 +110,62 @@ describe("delivery", () => {
 		expect(receiver.deliveries.map((d) => d.body.thread_id)).toEqual(["t1"]);
 	});
 
+	test("a row whose sync has ended is sent while a newer row is still being synced", async () => {
+		const syncs: { resolve: () => void; done: boolean }[] = [];
+		const sync = () => {
+			let resolve = () => {};
+			const promise = new Promise<void>((r) => {
+				resolve = r;
+			});
+			const entry = { resolve: () => {}, done: false, promise };
+			entry.resolve = () => {
+				entry.done = true;
+				resolve();
+			};
+			syncs.push(entry);
+			return entry;
+		};
+		// What GroupCommit.unsynced() gives: the syncs in flight when asked.
+		const inFlight = () => {
+			const open = (syncs as ReturnType<typeof sync>[]).filter((x) => !x.done);
+			return open.length ? Promise.all(open.map((x) => x.promise)) : undefined;
+		};
+		worker = createDeliveryWorker(
+			{ url: receiver.url, token: "t", secret: TEST_SECRET, schedule: [5] },
+			{
+				outbox,
+				clock,
+				random: () => 0.5,
+				metrics: createMetrics(),
+				log: silentLogger,
+				commits: {
+					run: async (write) => write(),
+					unsynced: () => inFlight()?.then(() => {}),
+					drained: async () => {},
+				},
+			},
+		);
+		worker.start();
+		const first = sync();
+		emit("t1");
+		// Under load the next outcome is committed (its sync starts) before the first sync ends.
+		const second = sync();
+		emit("t2");
+		await worker.idle();
+		expect(receiver.attempts()).toBe(0);
+		first.resolve();
+		await new Promise((r) => setImmediate(r));
+		await worker.idle();
+		expect(receiver.deliveries.map((d) => d.body.thread_id)).toEqual(["t1"]);
+		second.resolve();
+		await new Promise((r) => setImmediate(r));
+		await worker.idle();
+		expect(receiver.deliveries.map((d) => d.body.thread_id)).toEqual([
+			"t1",
+			"t2",
+		]);
+	});
+
 	test("a hidden thread's events are held, not sent; released, they go in order", async () => {
 		const hidden = new Set(["secret"]);
 		start([5], undefined, (id) => hidden.has(id));

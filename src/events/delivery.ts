@@ -93,6 +93,8 @@ export function createDeliveryWorker(
 	const commits = deps.commits ?? immediateCommit;
 	/** A pump waits for the sync of committed rows. */
 	let gated = false;
+	/** Outbox rows up to this rowid are on disk: sendable while newer rows are being synced. */
+	let syncedUpTo = 0;
 	const inFlight = new Map<string, Promise<void>>();
 	let cancelTimer: (() => void) | undefined;
 	let cancelCompaction: (() => void) | undefined;
@@ -120,16 +122,20 @@ export function createDeliveryWorker(
 	function pump() {
 		if (stopped || !options.url) return;
 		// Rows committed but not on disk yet are visible already: never sent before they are.
+		// Under load a newer batch is nearly always being synced, so what to wait for is the
+		// syncs of the rows there are now; rows up to them are sent once those end, whatever
+		// is being synced by then (waiting for no sync in flight starved delivery for 100s of
+		// ms when an fsync took longer than the gap between outcomes).
 		const unsynced = commits.unsynced();
-		if (unsynced) {
-			if (!gated) {
-				gated = true;
-				void unsynced.then(() => {
-					gated = false;
-					pump();
-				});
-			}
-			return;
+		if (!unsynced) syncedUpTo = deps.outbox.lastRowid();
+		else if (!gated) {
+			gated = true;
+			const upTo = deps.outbox.lastRowid();
+			void unsynced.then(() => {
+				gated = false;
+				syncedUpTo = Math.max(syncedUpTo, upTo);
+				pump();
+			});
 		}
 		if (pausedUntil > deps.clock.now()) {
 			schedule();
@@ -138,7 +144,11 @@ export function createDeliveryWorker(
 		const free = concurrency - inFlight.size;
 		if (free > 0) {
 			const busyThreads = new Set([...inFlight.keys()]);
-			for (const row of deps.outbox.due(deps.clock.now(), concurrency * 2)) {
+			for (const row of deps.outbox.due(
+				deps.clock.now(),
+				concurrency * 2,
+				syncedUpTo,
+			)) {
 				if (inFlight.size >= concurrency) break;
 				if (busyThreads.has(row.thread_id)) continue;
 				busyThreads.add(row.thread_id);
@@ -167,7 +177,8 @@ export function createDeliveryWorker(
 				inFlight.set(row.thread_id, task);
 			}
 		}
-		schedule();
+		// Gated: the sync's end pumps again (a timer for rows not sendable yet would spin).
+		if (!gated) schedule();
 	}
 
 	async function attempt(row: EventRow): Promise<void> {

@@ -38,9 +38,12 @@ export function createOutbox(db: Db) {
 	// bodies included, on every pump: ~1.7 ms at 300 pending, which a backlog under load reached,
 	// and a slower pump grew the backlog further).
 	const isHead = `NOT EXISTS (SELECT 1 FROM events p WHERE p.status = 'pending' AND p.thread_id = e.thread_id AND p.thread_seq < e.thread_seq)`;
-	const due = db.query<EventRow, { now: number; limit: number }>(
-		`SELECT * FROM events e WHERE e.status = 'pending' AND e.next_attempt_at <= $now AND ${isHead}
+	const due = db.query<EventRow, { now: number; limit: number; upTo: number }>(
+		`SELECT * FROM events e WHERE e.status = 'pending' AND e.next_attempt_at <= $now AND +e.rowid <= $upTo AND ${isHead}
 		 ORDER BY e.next_attempt_at, e.created_at LIMIT $limit`,
+	);
+	const lastRowid = db.query<{ last: number | null }, []>(
+		"SELECT max(rowid) AS last FROM events",
 	);
 	const nextDue = db.query<{ at: number | null }, []>(
 		`SELECT e.next_attempt_at AS at FROM events e WHERE e.status = 'pending' AND ${isHead}
@@ -96,7 +99,12 @@ export function createOutbox(db: Db) {
 			// The body quotes T3 (titles, message, question): the safety net before it is stored.
 			insert.run({ ...row, body: maskJsonText(row.body) });
 		},
-		due: (now: number, limit: number): EventRow[] => due.all({ now, limit }),
+		due: (
+			now: number,
+			limit: number,
+			upToRowid = Number.MAX_SAFE_INTEGER,
+		): EventRow[] => due.all({ now, limit, upTo: upToRowid }),
+		lastRowid: (): number => lastRowid.get()?.last ?? 0,
 		nextDueAt: (): number | null => nextDue.get()?.at ?? null,
 		markDelivered: (id: string, now: number) => {
 			delivered.run({ id, now });
