@@ -450,7 +450,7 @@ function reportVanished(
 	const emitted = deps.db.transaction(() => {
 		const fresh = deps.threads.get(threadId);
 		if (fresh?.watched !== 1) return 0;
-		deps.threads.setWatched(threadId, false, fresh.origin, deps.now());
+		deps.threads.markMissing(threadId, deps.now());
 		if (hidden || deps.outbox.has(threadId, "missing")) return 0;
 		const id = eventId();
 		const seq = deps.threads.nextSeq(threadId);

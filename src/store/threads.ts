@@ -69,6 +69,13 @@ export function createThreadStore(
 		"SELECT * FROM threads WHERE machine = $machine AND watched = 1",
 	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
+	// Vanished threads are unwatched: the (machine, watched) index finds them.
+	const markMissing = db.query(
+		"UPDATE threads SET watched = 0, last_status = 'missing', updated_at = $now WHERE thread_id = $id",
+	);
+	const missingOn = db.query<ThreadRecord, { machine: string }>(
+		"SELECT * FROM threads WHERE machine = $machine AND watched = 0 AND last_status = 'missing'",
+	);
 	const observe = db.query(
 		`UPDATE threads SET last_run_id = $runId, last_status = $status, last_request_id = $requestId,
 		   title = $title, updated_at = $now WHERE thread_id = $id`,
@@ -133,6 +140,16 @@ export function createThreadStore(
 		remove: (id: string) => {
 			remove.run({ id });
 		},
+		/**
+		 * T3 no longer has the thread (vanish.ts): it is no longer watched, and its status is
+		 * "missing" wherever the record is shown (t3_watch, t3_threads), not its last one.
+		 */
+		markMissing: (id: string, now: number) => {
+			markMissing.run({ id, now });
+		},
+		/** The records on one machine marked missing, not hidden. */
+		missingOn: (machine: string): ThreadRecord[] =>
+			missingOn.all({ machine }).filter(perProject(visible)),
 		/** Remembers the last shell state seen, so a restart can tell what changed meanwhile. */
 		observe: (
 			id: string,

@@ -27,6 +27,12 @@ export interface MachineStatus {
 	/** Epoch ms of the last shell item applied. */
 	lastEventAt: number | null;
 	/**
+	 * Epoch ms since when the machine has not been online (it left online, or first failed to
+	 * connect); null while online or before its first attempt ended. Reconnect attempts in
+	 * between do not reset it.
+	 */
+	downSince?: number | null;
+	/**
 	 * When the machine's token stops working, as T3 last said (`/api/auth/session` `expiresAt`);
 	 * null or absent when unknown.
 	 */

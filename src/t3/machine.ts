@@ -142,7 +142,12 @@ export function createMachine(
 		// before t3_machines, /healthz or the log show them.
 		const reason = raw === null ? null : redact(raw);
 		if (status.state === state && status.reason === reason) return;
-		status = { ...status, state, reason };
+		const downSince =
+			state === "online"
+				? null
+				: (status.downSince ??
+					(status.state === "online" || state !== "connecting" ? now() : null));
+		status = { ...status, state, reason, downSince };
 		if (state === "online") {
 			onlineSince = now();
 			silentDrop = false;

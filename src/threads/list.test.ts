@@ -86,7 +86,11 @@ function fakeDeps(
 	const deps = {
 		fleet,
 		db: openDb(":memory:"),
-		threads: { get: () => undefined, getMany: () => new Map() },
+		threads: {
+			get: () => undefined,
+			getMany: () => new Map(),
+			missingOn: () => [],
+		},
 	} as unknown as ThreadDeps;
 	/** Replaces a thread on a machine and tells the listing, as a shell update would. */
 	const update = (machine: string, thread: ThreadShell) => {

@@ -33,6 +33,7 @@ import {
 	type ThreadState,
 	threadState,
 } from "./thread-state.ts";
+import { vanishedListing } from "./vanished-listing.ts";
 
 export { type ThreadState, threadState };
 export const STATE_FILTERS = ["active", "attention", "settled", "all"] as const;
@@ -395,6 +396,18 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		source.index = nextMatch(source, from, filter);
 		sources.push(source);
 	}
+	// Tracked threads their machine lost: listed as missing, not left out.
+	if (!archived)
+		for (const entry of online) {
+			const vanished = vanishedListing(deps, entry, filters.project);
+			if (!vanished) continue;
+			const source: Source = { entry, ...vanished, index: 0 };
+			const from = position
+				? firstAfter(vanished.list, position.at, position.id)
+				: 0;
+			source.index = nextMatch(source, from, filter);
+			sources.push(source);
+		}
 	if (!projectSeen) {
 		throw new ThreadError(
 			`project: no project "${filters.project}" (id, title or path) on any online machine this connector may use. Call t3_projects to list a machine's projects.`,

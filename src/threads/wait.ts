@@ -22,6 +22,7 @@ import { NO_FAILURE, type RunFailure, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { type LocatedThread, locateThread } from "./locate.ts";
+import { offlineNote } from "./offline-note.ts";
 import { type QuestionShape, questionShape } from "./shapes.ts";
 import {
 	isNotFound,
@@ -108,16 +109,17 @@ export async function waitForThreads(
 				elapsed(),
 			);
 			const pending = [...stillPending.entries()];
-			if (pending.length === 0) return report;
-			return {
-				...report,
-				note: pending
-					.map(
-						([threadId, q]) =>
-							`Thread "${threadId}": request ${q.request_id} (${q.kind}) is still pending and cannot be answered here: ${q.reason} Waiting again only helps after that.`,
-					)
-					.join("\n"),
-			};
+			const notes = pending.map(
+				([threadId, q]) =>
+					`Thread "${threadId}": request ${q.request_id} (${q.kind}) is still pending and cannot be answered here: ${q.reason} Waiting again only helps after that.`,
+			);
+			const offline = offlineNote(
+				located.map((l) => l.entry),
+				deps.now(),
+			);
+			if (offline) notes.push(offline);
+			if (notes.length === 0) return report;
+			return { ...report, note: notes.join("\n") };
 		};
 
 		/** Looks at a thread now (or again after the look in flight); resolves when that look ended. */

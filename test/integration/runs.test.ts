@@ -334,6 +334,32 @@ describe("vanished threads", () => {
 		expect(w.isError).toBe(false);
 		expect(w.data.outcome).toBe("failed");
 		expectMissing(w.data);
+		// Listed as missing, not with the status it had before.
+		const watch = await callTool<{
+			unwatched: { thread_id: string; status: string | null }[];
+		}>(client, "t3_watch", {});
+		expect(
+			watch.data.unwatched.find((t) => t.thread_id === d.thread_id),
+		).toMatchObject({ status: "missing" });
+		const threads = await callTool<{
+			threads: { thread_id: string; status: string }[];
+		}>(client, "t3_threads", { machine: "lossy" });
+		expect(threads.data.threads).toEqual([
+			expect.objectContaining({
+				thread_id: d.thread_id,
+				status: "missing",
+				state: "settled",
+				project: expect.objectContaining({ title: "demo" }),
+			}),
+		]);
+		const inProject = await callTool<{ threads: { thread_id: string }[] }>(
+			client,
+			"t3_threads",
+			{ project: "demo" },
+		);
+		expect(inProject.data.threads.map((t) => t.thread_id)).toContain(
+			d.thread_id,
+		);
 	});
 
 	test("deleted while the connector was down: the catch-up at start reports it once", async () => {
