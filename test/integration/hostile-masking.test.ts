@@ -50,8 +50,9 @@ const ALL_SECRETS = [
 	TEST_SECRET.slice("whsec_".length),
 ];
 
-/** Every 5-character piece of each secret is absent from `text`. */
+/** Every 5-character piece of each secret is absent from `text`; no marker grew. */
 function expectNoPiece(text: string, secrets = ALL_SECRETS): void {
+	expect(text).not.toContain(`${MASK}]`);
 	for (const secret of secrets)
 		for (let i = 0; i + 5 <= secret.length; i++) {
 			const piece = secret.slice(i, i + 5);
