@@ -17,7 +17,9 @@ export type SimFeature =
 	| "threadFork"
 	| "attachments"
 	| "projectCreate"
-	| "queuedRunEdit";
+	| "queuedRunEdit"
+	/** Failure class `usage_limit` with `resetAt`, and the shell's `lastErrorClass` / `usageLimitResetAt` / `limitRecovery`. */
+	| "failureDetail";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

@@ -83,6 +83,8 @@ const REQUIRED: Record<string, string[]> = {
 	"provider-session.detach": ["commandId", "threadId", "providerSessionId"],
 	"queue.resume": ["commandId", "threadId"],
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
+	"thread.snooze": ["commandId", "threadId", "snoozedUntil"],
+	"thread.unsnooze": ["commandId", "threadId"],
 };
 const LAUNCH_REQUIRED = [
 	"commandId",
@@ -517,6 +519,18 @@ export function createEngine(deps: {
 				holdQueuedRuns(thread, false);
 				startNextQueued(thread);
 				return store.head();
+			case "thread.snooze":
+				return setApp(
+					thread,
+					{ snoozedUntil: String(c.snoozedUntil), snoozedAt: nowIso() },
+					"thread.snoozed",
+				);
+			case "thread.unsnooze":
+				return setApp(
+					thread,
+					{ snoozedUntil: null, snoozedAt: null },
+					"thread.unsnoozed",
+				);
 			case "queued-run.cancel": {
 				const h = handles.get(String(c.runId));
 				if (h?.run.status !== "queued")

@@ -12,6 +12,7 @@ import {
 	type RuntimeResponse,
 } from "./agent.ts";
 import { agentIO } from "./agent-io.ts";
+import { simHas } from "./compat.ts";
 import { failPreparation, failsPreparation } from "./preparation-failure.ts";
 import {
 	checkpointIdFor,
@@ -207,8 +208,16 @@ export function failRun(
 	kit: RunKit,
 	h: RunHandle,
 	message: string,
-	detail: FailureDetail = { class: "provider_error" },
+	given: FailureDetail = { class: "provider_error" },
 ): void {
+	// The pre-release knows no usage-limit class, reset time or recovery (compat.ts).
+	const released = simHas(kit.compat, "failureDetail");
+	const detail: FailureDetail = released
+		? given
+		: {
+				class: given.class === "usage_limit" ? "provider_error" : given.class,
+				code: given.code ?? null,
+			};
 	const at = nowIso();
 	setProviderTurn(kit, h, { status: "failed", completedAt: at });
 	const failure: Record<string, unknown> = {
@@ -230,7 +239,7 @@ export function failRun(
 	});
 	setAttempt(kit, h, { status: "failed", completedAt: at });
 	h.thread.lastError = message;
-	h.thread.lastErrorClass = detail.class;
+	h.thread.lastErrorClass = released ? detail.class : null;
 	h.thread.usageLimitResetAt = detail.resetAt ?? null;
 	if (detail.autoResume && detail.resetAt !== undefined)
 		armLimitRecovery(kit, h, detail.resetAt);

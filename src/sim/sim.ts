@@ -179,6 +179,21 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			scheduler.cancelAll();
 			server = listen(port);
 		},
+		snoozeThread(threadId, until) {
+			// As another client's `thread.snooze` / `thread.unsnooze`.
+			const outcome = engine.dispatch(
+				until === null
+					? { type: "thread.unsnooze", commandId: newId(), threadId }
+					: {
+							type: "thread.snooze",
+							commandId: newId(),
+							threadId,
+							snoozedUntil: until,
+						},
+			);
+			if (!("ok" in outcome))
+				throw new Error(`sim: cannot snooze thread ${threadId}`);
+		},
 		deleteThread(threadId) {
 			// Exactly what another client's `thread.delete` does.
 			const outcome = engine.dispatch({

@@ -100,6 +100,8 @@ export interface Sim {
 	 * `loseState`: come back with no threads and sequences from zero (a wiped or replaced database).
 	 */
 	restart(options?: { loseState?: boolean }): Promise<void>;
+	/** Snooze a thread until `until` (ISO time), or wake it (null), as another T3 client would. */
+	snoozeThread(threadId: string, until: string | null): void;
 	/** Delete a thread as another T3 client would (`thread.delete`), not through the connector. */
 	deleteThread(threadId: string): void;
 	/** Close every WebSocket abruptly. */

@@ -49,7 +49,10 @@ let client: Client;
 beforeAll(async () => {
 	receiver = startReceiver();
 	stack = await startStack({
-		machines: [{ name: "demo" }],
+		machines: [
+			{ name: "demo" },
+			{ name: "old", sim: { compat: "prerelease" } },
+		],
 		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
 	});
 	client = await stack.client();
@@ -59,9 +62,12 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-async function run(prompt: string): Promise<{ d: Dispatched; w: Waited }> {
+async function run(
+	prompt: string,
+	machine = "demo",
+): Promise<{ d: Dispatched; w: Waited }> {
 	const d = await callTool<Dispatched>(client, "t3_dispatch", {
-		machine: "demo",
+		machine,
 		project: "demo",
 		prompt,
 	});
@@ -200,5 +206,59 @@ describe("a failed workspace preparation", () => {
 			reset_at: null,
 			auto_resume: false,
 		});
+	});
+});
+
+describe("on the pre-release engine", () => {
+	test("a failure has the class its error item gives; the shell says nothing more", async () => {
+		const { d, w } = await run("hit the usage limit", "old");
+		// The pre-release has no usage_limit class, reset time or recovery.
+		expect(w).toMatchObject({
+			outcome: "failed",
+			error_class: "provider_error",
+			reset_at: null,
+			auto_resume: false,
+		});
+		await until(async () => {
+			const l = await callTool<Listed>(client, "t3_threads", {
+				machine: "old",
+			});
+			return (
+				l.data.threads.find((t) => t.thread_id === d.thread_id)?.state ===
+				"attention"
+			);
+		});
+		const l = await callTool<Listed>(client, "t3_threads", { machine: "old" });
+		expect(
+			l.data.threads.find((t) => t.thread_id === d.thread_id),
+		).toMatchObject({
+			error_class: "unknown",
+			reset_at: null,
+			auto_resume: false,
+			background_tasks: 0,
+		});
+	});
+});
+
+describe("a snoozed thread", () => {
+	test("t3_thread and t3_threads show snoozed_until until it is woken", async () => {
+		const { d } = await run("say hello");
+		const until_ = "2030-01-02T03:04:05.000Z";
+		stack.sim("demo").snoozeThread(d.thread_id, until_);
+		const row = async () =>
+			(
+				await callTool<Listed>(client, "t3_threads", { machine: "demo" })
+			).data.threads.find((t) => t.thread_id === d.thread_id);
+		await until(async () => (await row())?.snoozed_until === until_);
+		const r = await callTool<Read>(client, "t3_thread", {
+			thread_id: d.thread_id,
+		});
+		expect(r.data.snoozed_until).toBe(until_);
+		stack.sim("demo").snoozeThread(d.thread_id, null);
+		await until(async () => (await row())?.snoozed_until === null);
+		const after = await callTool<Read>(client, "t3_thread", {
+			thread_id: d.thread_id,
+		});
+		expect(after.data.snoozed_until).toBeNull();
 	});
 });
