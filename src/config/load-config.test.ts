@@ -412,7 +412,7 @@ describe("missing config files", () => {
 			cwd: dir,
 		}).catch((e: unknown) => e);
 		expect((err as Error).message).toBe(
-			`config file ${dir}/conf/x.toml not found (named by T3CODE_MCP_CONFIG)`,
+			`config file ${dir}/conf/x.toml not found (named by T3CODE_MCP_CONFIG); point T3CODE_MCP_CONFIG at an existing file, or create it from t3code.example.toml`,
 		);
 	});
 
@@ -423,6 +423,9 @@ describe("missing config files", () => {
 		}).catch((e: unknown) => e);
 		expect((err as Error).message).toStartWith(
 			`${root}: cannot read the config file: `,
+		);
+		expect((err as Error).message).toEndWith(
+			"; make it a file this user can read, or point T3CODE_MCP_CONFIG at one",
 		);
 	});
 });

@@ -153,7 +153,7 @@ async function readToml(
 		const code = (err as { code?: unknown }).code;
 		const expected = "a readable config file";
 		if (code === "ENOENT" && named === "env") {
-			const message = `config file ${file} not found (named by T3CODE_MCP_CONFIG)`;
+			const message = `config file ${file} not found (named by T3CODE_MCP_CONFIG); point T3CODE_MCP_CONFIG at an existing file, or create it from t3code.example.toml`;
 			problems.push({ file: undefined, key: "", expected, message });
 		} else if (code === "ENOENT" && named !== undefined) {
 			const message = `config file ${file} not found (create it from t3code.example.toml, or set T3CODE_MCP_CONFIG)`;
@@ -162,7 +162,7 @@ async function readToml(
 			const message = `config file ./${DEFAULT_CONFIG_FILE} not found (set T3CODE_MCP_CONFIG or create it from t3code.example.toml)`;
 			problems.push({ file: undefined, key: "", expected, message });
 		} else {
-			const message = `cannot read the config file: ${(err as Error).message}`;
+			const message = `cannot read the config file: ${(err as Error).message}; make it a file this user can read, or point T3CODE_MCP_CONFIG at one`;
 			problems.push({ file: shown, key: "", expected, message });
 		}
 		return undefined;
