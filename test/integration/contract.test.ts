@@ -158,3 +158,33 @@ test("result shapes of every tool", async () => {
 	);
 	expect(shapes).toMatchSnapshot();
 });
+
+test("Tasks public names (CONTRACT.md Tasks)", async () => {
+	const modern = await stack.client({ era: "modern" });
+	const caps = modern.getServerCapabilities() as {
+		extensions?: Record<string, unknown>;
+	};
+	expect(Object.keys(caps.extensions ?? {})).toContain(
+		"io.modelcontextprotocol/tasks",
+	);
+	const legacy = await stack.client();
+	expect((legacy.getServerCapabilities() as { tasks?: unknown }).tasks).toEqual(
+		{ cancel: {}, requests: { tools: { call: {} } } },
+	);
+	const { tools } = await legacy.listTools();
+	const tasked = tools
+		.filter((t) => t.execution?.taskSupport === "optional")
+		.map((t) => t.name);
+	expect(tasked).toEqual(["t3_dispatch", "t3_wait"]);
+	const dispatch = tools.find((t) => t.name === "t3_dispatch");
+	expect(
+		(dispatch?.inputSchema.properties as Record<string, { type?: string }>).wait
+			?.type,
+	).toBe("boolean");
+	expect(legacy.getInstructions()).toContain("wait: true");
+	const metrics = await (await fetch(`${stack.server.url}/metrics`)).text();
+	for (const status of ["working", "completed", "cancelled", "failed"])
+		expect(metrics).toContain(`t3code_mcp_tasks{status="${status}"}`);
+	const { HELP } = await import("../../src/cli/help.ts");
+	expect(HELP).toContain("T3CODE_MCP_TASK_TTL_S");
+});
