@@ -177,10 +177,11 @@ test("Tasks public names (CONTRACT.md Tasks)", async () => {
 		.map((t) => t.name);
 	expect(tasked).toEqual(["t3_dispatch", "t3_wait"]);
 	const dispatch = tools.find((t) => t.name === "t3_dispatch");
-	expect(
-		(dispatch?.inputSchema.properties as Record<string, { type?: string }>).wait
-			?.type,
-	).toBe("boolean");
+	const properties = (dispatch?.inputSchema.properties ?? {}) as Record<
+		string,
+		{ type?: string }
+	>;
+	expect(properties.wait?.type).toBe("boolean");
 	expect(legacy.getInstructions()).toContain("wait: true");
 	const metrics = await (await fetch(`${stack.server.url}/metrics`)).text();
 	for (const status of ["working", "completed", "cancelled", "failed"])

@@ -137,9 +137,8 @@ async function openTask(session: ReturnType<typeof launch>) {
 	expect(handle.result?.resultType).toBe("task");
 	const taskId = handle.result?.taskId as string;
 	const got = await session.request("tasks/get", { taskId });
-	const threadId = (got.result?.statusMessage as string).match(
-		/thread (\S+):/,
-	)?.[1] as string;
+	const message = String(got.result?.statusMessage ?? "");
+	const threadId = message.match(/thread (\S+):/)?.[1] as string;
 	return { taskId, threadId };
 }
 
