@@ -12,6 +12,7 @@ import { ensureBinary, ROOT } from "./lib/server.ts";
 import { type Row, renderTable } from "./lib/table.ts";
 import { benchLoad } from "./load.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchTasks } from "./tasks.ts";
 import { benchThreads } from "./threads.ts";
 import { benchThroughput } from "./throughput.ts";
 import { benchWake } from "./wake.ts";
@@ -20,6 +21,7 @@ type Bench = () => Promise<{ rows: Row[]; raw: Record<string, unknown> }>;
 
 const BENCHES: [string, Bench][] = [
 	["wake", benchWake],
+	["tasks", benchTasks],
 	["overhead", benchOverhead],
 	["healthz", benchHealthz],
 	["footprint", benchFootprint],

@@ -95,8 +95,9 @@ test("1 000 open tasks: under 10 MB, no timer or socket per task", async () => {
 					created++;
 		}
 		expect(created).toBe(TASKS);
-		// Requests are over; what is left set is the tasks' own.
-		expect(timers.live()).toBeLessThan(10);
+		// Requests are over. A timer per task would leave 1 000; what is left is the server's
+		// few shared ones and whatever else this process (sims, other suites' stacks) runs.
+		expect(timers.live()).toBeLessThan(100);
 	} finally {
 		timers.restore();
 	}
