@@ -112,6 +112,7 @@ export function createEvents(deps: EventsDeps): Events {
 			await tracker.idle();
 			await delivery.stop();
 			await commits.drained();
+			commits.close?.();
 			wal?.close();
 		},
 		replayDead() {

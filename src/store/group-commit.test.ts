@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, openDb } from "./db.ts";
@@ -182,6 +182,31 @@ describe("group commit", () => {
 		await later;
 		expect(commits.unsynced()).toBeUndefined();
 		await commits.drained();
+	});
+
+	it("with a WAL to sync, checkpoints after the sync has settled the writes, never inside their commit", async () => {
+		const { insert, committed } = setup();
+		const path = join(dir, "state.sqlite");
+		const flushes: (() => void)[] = [];
+		const wal = walSync(db);
+		const commits = createGroupCommit(db, (flush) => flushes.push(flush), wal);
+		const dbBytes = () => statSync(path).size;
+		const before = dbBytes();
+		// Well over sqlite's automatic checkpoint (1 000 pages), in one batch.
+		const big = commits.run(() => {
+			for (let i = 0; i < 1_500; i++) insert(`${i}:${"x".repeat(4_000)}`)();
+		});
+		flushes[0]?.();
+		// Committed, and no checkpoint copied the pages into the database file meanwhile.
+		expect(committed()).toHaveLength(1_500);
+		expect(dbBytes()).toBe(before);
+		await big;
+		await new Promise((resolve) => setTimeout(resolve, 5));
+		// Then checkpointed: the pages are in the database file.
+		expect(dbBytes()).toBeGreaterThan(before + 1_500 * 4_000);
+		await commits.drained();
+		commits.close?.();
+		wal?.close();
 	});
 
 	it("walSync syncs a file database's WAL and is absent for one in memory", async () => {
