@@ -243,3 +243,72 @@ describe("sim RPC transport", () => {
 		c.close();
 	});
 });
+
+describe("sim getTurnItem (newer servers only)", () => {
+	it("answers the item with its withheld output, null for an unknown item, fails for an unknown thread", async () => {
+		const c = await connect(sim);
+		const projectId = await firstProjectId(sim);
+		const launched = await c.call(
+			"orchestration.launchThread",
+			launchPayload(projectId, "say hi"),
+		);
+		const threadId = launched.value.threadId as string;
+		await until(
+			() =>
+				(sim.projection(threadId) as { runs: { status: string }[] }).runs[0]
+					?.status === "completed",
+		);
+		const command = (
+			sim.projection(threadId) as {
+				turnItems: { id: string; type: string; input?: string }[];
+			}
+		).turnItems.find((i) => i.type === "command_execution" && i.input === "ls");
+		expect(command).toMatchObject({ outputOmitted: true });
+		const read = await c.call("orchestration.getTurnItem", {
+			threadId,
+			itemId: command?.id,
+		});
+		expect(read.value.item).toMatchObject({
+			id: command?.id,
+			output: "$ ls\nNOTES.md\nsrc\n",
+			outputIndicatesFailure: false,
+		});
+		expect(read.value.item).not.toHaveProperty("outputOmitted");
+		expect(
+			(await c.call("orchestration.getTurnItem", { threadId, itemId: "nope" }))
+				.value,
+		).toEqual({ item: null });
+		const unknown = await c.call("orchestration.getTurnItem", {
+			threadId: "thread-nope",
+			itemId: "x",
+		});
+		expect(unknown.cause[0].error._tag).toBe(
+			"OrchestrationV2GetThreadProjectionError",
+		);
+		c.close();
+	});
+
+	it("the pre-release engine dies on the tag", async () => {
+		const old = await startSim({ compat: "prerelease" });
+		try {
+			const c = await connect(old);
+			expect(
+				await c.call("orchestration.getTurnItem", {
+					threadId: "t",
+					itemId: "i",
+				}),
+			).toEqual({
+				_tag: "Failure",
+				cause: [
+					{
+						_tag: "Die",
+						defect: "Unknown request tag: orchestration.getTurnItem",
+					},
+				],
+			});
+			c.close();
+		} finally {
+			await old.stop();
+		}
+	});
+});
