@@ -11,6 +11,7 @@ import type {
 } from "./agent.ts";
 import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
 import { defaultOutput, withholdOutput } from "./command-output.ts";
+import { simHas } from "./compat.ts";
 import {
 	assistantMessageIdFor,
 	nativeRef,
@@ -175,7 +176,10 @@ export function agentIO(
 		prompt: string,
 		extra: ApprovalExtra = {},
 	) => {
-		const { capability, ...fields } = extra;
+		const { capability, ...all } = extra;
+		// The pre-release engine's approvals carry no options or app name (compat.ts).
+		const { options, appName, ...rest } = all;
+		const fields = simHas(kit.compat, "approvalOptions") ? all : rest;
 		return request(
 			requestKind,
 			{ type: "approval_request", requestKind, prompt, ...fields },

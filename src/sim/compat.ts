@@ -19,7 +19,9 @@ export type SimFeature =
 	| "projectCreate"
 	| "queuedRunEdit"
 	/** Failure class `usage_limit` with `resetAt`, and the shell's `lastErrorClass` / `usageLimitResetAt` / `limitRecovery`. */
-	| "failureDetail";
+	| "failureDetail"
+	/** `approval_request.options` and `appName` (T3 #8058). */
+	| "approvalOptions";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

@@ -256,4 +256,27 @@ describe("requests nobody answers here", () => {
 		);
 		expect((await wait(id)).message).toBe("Command approved and run.");
 	});
+
+	test("the pre-release engine: an approval with options offers plain accept and decline, and they work", async () => {
+		const id = await dispatch("approve with options", "old");
+		const w = await wait(id);
+		expect([w.question?.decisions, w.question?.app_name]).toEqual([
+			[
+				{ decision: "accept", label: "Accept", warning: null },
+				{ decision: "decline", label: "Decline", warning: null },
+			],
+			null,
+		]);
+		const refused = await answer({
+			thread_id: id,
+			decision: "accept_for_session",
+		});
+		expect(refused.text).toContain(
+			'decision: "accept_for_session" is not offered for this approval',
+		);
+		expect((await answer({ thread_id: id, decision: "accept" })).isError).toBe(
+			false,
+		);
+		expect((await wait(id)).message).toBe("Script approved and run.");
+	});
 });
