@@ -50,6 +50,7 @@ const SHORT_KEYS = new Set([
 	"question",
 	"prompt",
 	"warning",
+	"summary",
 ]);
 const ERROR_KEYS = new Set(["message", "lastError", "detail", "defect"]);
 
@@ -104,6 +105,8 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 	): string {
 		if (key === "title") return straddle(`${value} ${bearer}`, TITLE_CUTS);
 		if (key === "text") return text(value, owner.streaming === true);
+		// A tool's whole output (`getTurnItem`) is cut like message texts.
+		if (key === "output") return text(value, false);
 		if (key === "diff") return diff(value);
 		if (SHORT_KEYS.has(key)) return `${value} ${bearer}`;
 		const errorBody =

@@ -236,6 +236,39 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(done.data.outcome).toBe("completed");
 	}, 30_000);
 
+	test("a tool's whole output (item_id), T3's notices and a usage limit", async () => {
+		const { threadId } = await dispatchAndWait("run a failing command");
+		const read = await call<{
+			runs: { tools: { item_id: string; exit_code: number | null }[] }[];
+		}>("t3_thread", { thread_id: threadId });
+		const tool = read.data.runs[0]?.tools.find((t) => t.exit_code === 1);
+		const item = await call<{ item: { output: string | null } | null }>(
+			"t3_thread",
+			{ thread_id: threadId, item_id: tool?.item_id },
+		);
+		expect(item.isError).toBe(false);
+		expect(item.data.item?.output).toContain("…[truncated]");
+		// A short output gets the bearer straddling every cut: masked wherever it is cut.
+		const hello = await dispatchAndWait("say hello");
+		const helloRead = await call<{
+			runs: { tools: { item_id: string; output_omitted: boolean }[] }[];
+		}>("t3_thread", { thread_id: hello.threadId });
+		const ls = helloRead.data.runs[0]?.tools.find((t) => t.output_omitted);
+		const lsItem = await call<{ item: { output: string | null } | null }>(
+			"t3_thread",
+			{ thread_id: hello.threadId, item_id: ls?.item_id },
+		);
+		expect(lsItem.data.item?.output).toContain(MASK);
+		const background = await dispatchAndWait("start a background task");
+		stack.sim("evil").finishRun(background.threadId);
+		const notices = await call<{
+			runs: { notices: { text: string }[] }[];
+		}>("t3_thread", { thread_id: background.threadId, turns: 2 });
+		expect(JSON.stringify(notices.data.runs)).toContain(MASK);
+		const limited = await dispatchAndWait("hit the usage limit");
+		expect(limited.wait.error).toContain(MASK);
+	}, 30_000);
+
 	test("run errors straddling the 200 and 500 cuts at many positions", async () => {
 		for (let i = 0; i < 8; i++) {
 			const { threadId, wait } = await dispatchAndWait("fail now");
