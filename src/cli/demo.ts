@@ -69,6 +69,7 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 			'  Released T3 0.1.x cases: "hit the usage limit" (error_class usage_limit, reset_at, auto_resume), "fail preparing", "run a failing command" (its whole output: t3_thread item_id), "start a background task" (T3 wakes the thread itself: started_by t3).',
 			'  As in T3, commands and edits wait for t3_answer only with runtime_mode "approval-required" (commands also with "auto-accept-edits"); the default full-access never asks.',
 			'  Try t3_models on "demo": ready models and options (e.g. codex/gpt-5.6-sol with reasoningEffort), one not signed in (opencode), one without plan mode (grok). "ask me optionally" asks a question you may dismiss; steer or restart a "long task" with t3_dispatch mode.',
+			'  Parallel work in one project: dispatch "edit a file" three times with workspace "worktree" (each its own branch and worktree), then t3_diff each: only its own change; "git status" in the root checkout shows it untouched. fork_of a thread and ask "what do you remember"; "open a pull request" links one (t3_thread pull_requests).',
 			"  Then try t3_threads (find threads), t3_diff (what a run changed), t3_manage (rename, archive, settle, stop_session), t3_delete.",
 			"  Stop with Ctrl-C.",
 			"",

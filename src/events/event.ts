@@ -31,6 +31,9 @@ export interface EventBody extends RunFailure {
 	error: string | null;
 	question: QuestionShape | null;
 	started_by: StartedBy | null;
+	/** The thread's current branch and worktree (null: not said, or the root checkout). */
+	branch: string | null;
+	worktree_path: string | null;
 }
 
 /** `evt_` + a time-ordered UUIDv7, stable across every retry of the event. */

@@ -34,6 +34,7 @@ import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
 import { startedByT3 } from "../t3/run-starter.ts";
 import { projectRef, questionShape } from "../threads/shapes.ts";
 import { MISSING_STATUS, missingError } from "../threads/vanish.ts";
+import { placeShape } from "../threads/workspace.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId, type StartedBy } from "./event.ts";
 
@@ -312,6 +313,10 @@ function transitions(
 		run_id: runId,
 		run_status: runStatus,
 		origin,
+		...placeShape({
+			branch: shell.branch ?? projection.thread.branch,
+			worktreePath: shell.worktreePath ?? projection.thread.worktreePath,
+		}),
 	});
 	const push = (
 		dedupe: string,
@@ -474,6 +479,8 @@ function reportVanished(
 			question: null,
 			...NO_FAILURE,
 			started_by: null,
+			branch: null,
+			worktree_path: null,
 		};
 		deps.outbox.insert({
 			id,

@@ -202,6 +202,7 @@ export function agentIO(
 	return {
 		prompt: h.prompt,
 		step,
+		scope: { kit, handle: h },
 		async say(text) {
 			const ids = messageRows(`msg_${newId()}`);
 			const node: Row = {

@@ -3,6 +3,8 @@
  * the fake codex behind captures-v2 did (OBSERVED.md intro), and speaks through `AgentIO`,
  * which run-lifecycle.ts turns into turn items, runtime requests and events.
  */
+import { parallelScript } from "./parallel-scripts.ts";
+import type { RunHandle, RunKit } from "./run-rows.ts";
 import { USAGE_LIMIT_PROMPT, usageLimitScript } from "./usage-limit.ts";
 import { BACKGROUND_TASK_PROMPT } from "./wake-run.ts";
 
@@ -75,6 +77,8 @@ export interface AgentIO {
 	hold(): Promise<void>;
 	/** Messages steered into this run so far. */
 	steered(): string[];
+	/** The run behind this script, for scripts that read or change its thread (parallel-scripts.ts). */
+	scope: { kit: RunKit; handle: RunHandle };
 }
 
 export type ToolOutcome = "run" | "approved" | "declined";
@@ -176,6 +180,8 @@ function answerText(answers: Record<string, unknown> | undefined): string {
 
 export function pickScript(prompt: string): AgentScript {
 	const text = prompt.toLowerCase();
+	const parallel = parallelScript(text);
+	if (parallel) return parallel;
 	if (text.includes("ask me optionally")) {
 		return async (io) => {
 			await io.step();

@@ -21,7 +21,9 @@ export type SimFeature =
 	/** Failure class `usage_limit` with `resetAt`, and the shell's `lastErrorClass` / `usageLimitResetAt` / `limitRecovery`. */
 	| "failureDetail"
 	/** `approval_request.options` and `appName` (T3 #8058). */
-	| "approvalOptions";
+	| "approvalOptions"
+	| "generateTitle"
+	| "preparedRunRetry";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

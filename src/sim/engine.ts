@@ -5,7 +5,8 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
-import { type SimCompat, simHas } from "./compat.ts";
+import { type SimCompat, type SimFeature, simHas } from "./compat.ts";
+import { retryPreparation } from "./preparation-retry.ts";
 import { dismissRequest } from "./request-dismiss.ts";
 import { resolveElsewhere, respondRefusal } from "./request-kinds.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
@@ -29,7 +30,10 @@ import {
 	steersLive,
 } from "./steering.ts";
 import type { Store, ThreadState } from "./store.ts";
+import { FORK_REQUIRED, forkThread } from "./thread-fork.ts";
+import { generatedTitle } from "./titles.ts";
 import { endBackgroundTasks } from "./wake-run.ts";
+import { placeThread, refuseStrategy } from "./worktrees.ts";
 
 export type Outcome = { ok: unknown } | { fail: unknown } | { die: unknown };
 
@@ -85,6 +89,13 @@ const REQUIRED: Record<string, string[]> = {
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
 	"thread.snooze": ["commandId", "threadId", "snoozedUntil"],
 	"thread.unsnooze": ["commandId", "threadId"],
+	"thread.fork": FORK_REQUIRED,
+	"prepared-run.retry": ["commandId", "threadId", "runId"],
+};
+/** Commands the pre-release engine does not know (compat.ts): it dies on them. */
+const NEWER_COMMANDS: Record<string, SimFeature> = {
+	"thread.fork": "threadFork",
+	"prepared-run.retry": "preparedRunRetry",
 };
 const LAUNCH_REQUIRED = [
 	"commandId",
@@ -343,6 +354,7 @@ export function createEngine(deps: {
 	/** Execute one validated command; returns the last sequence it wrote, or a failure message. */
 	function execute(c: Record<string, unknown>, type: string): number | string {
 		const threadId = String(c.threadId);
+		if (type === "thread.fork") return forkThread(store, newThread, c);
 		if (type === "thread.create") {
 			if (store.threads.has(threadId))
 				return `Thread ${threadId} already exists.`;
@@ -539,6 +551,10 @@ export function createEngine(deps: {
 				handles.delete(h.run.id);
 				return store.head();
 			}
+			case "prepared-run.retry":
+				return retryPreparation(kit, thread, String(c.runId), (h) =>
+					handles.set(h.run.id, h),
+				);
 			default:
 				return `Unsupported command ${type}.`;
 		}
@@ -546,8 +562,12 @@ export function createEngine(deps: {
 
 	function dispatch(c: Record<string, unknown>): Outcome {
 		const type = typeof c.type === "string" ? c.type : "";
+		const newer = NEWER_COMMANDS[type];
 		const required =
-			type === "queue.resume" && !queueHolding ? undefined : REQUIRED[type];
+			(type === "queue.resume" && !queueHolding) ||
+			(newer !== undefined && !simHas(compat, newer))
+				? undefined
+				: REQUIRED[type];
 		if (!required) return { die: unionText };
 		const missing = missingKey(c, required);
 		if (missing) return { die: missing };
@@ -625,7 +645,13 @@ export function createEngine(deps: {
 				return fail("create-thread", `Thread ${thread.id} already exists.`);
 			}
 		} else {
+			const strategy = input.workspaceStrategy as
+				| Record<string, unknown>
+				| undefined;
+			const refused = refuseStrategy(store, projectId, strategy);
+			if (refused) return fail("prepare-workspace", refused);
 			thread = newThread(input, String(input.creationSource ?? "web"));
+			placeThread(store, thread, strategy);
 		}
 		const initial = input.initialMessage as Record<string, unknown> | undefined;
 		if (initial && typeof initial.text === "string") {
@@ -638,6 +664,14 @@ export function createEngine(deps: {
 				status: isBusy(thread) ? "queued" : "preparing",
 				inputIntent: "turn_start",
 			});
+			if (input.generateTitle === true && simHas(compat, "generateTitle")) {
+				const title = generatedTitle(initial.text);
+				const target = thread;
+				scheduler.later(deps.stepMs, () => {
+					if (!target.app.deletedAt)
+						setApp(target, { title }, "thread.metadata-updated");
+				});
+			}
 		}
 		const outcome: Outcome = {
 			ok: {

@@ -42,6 +42,7 @@ import { sessionCapabilities } from "./steering.ts";
 import type { EventEnvelope, ThreadState } from "./store.ts";
 import { armLimitRecovery } from "./usage-limit.ts";
 import { captureCheckpoint } from "./workspace.ts";
+import { prepareWorktree } from "./worktrees.ts";
 
 export { createRun } from "./run-create.ts";
 export type { NewRunInput, RunHandle, RunKit } from "./run-rows.ts";
@@ -60,6 +61,12 @@ export async function driveRun(
 		}
 		if (h.preparing) {
 			await step();
+			const refused = prepareWorktree(kit.store, h.thread);
+			if (refused) return failPreparation(kit, h, failRun, refused);
+			if (h.thread.app.worktreePath)
+				kit.store.appendThreadEvent(h.thread, "thread.metadata-updated", {
+					providerInstanceId: h.instanceId,
+				});
 			const prep = h.thread.rows.turnItems.find(
 				(i) => i.type === "command_execution" && i.runId === h.run.id,
 			);

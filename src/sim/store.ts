@@ -82,6 +82,7 @@ export interface Store {
 		id?: string;
 		title: string;
 		workspaceRoot: string;
+		defaultThreadEnvMode?: "local" | "worktree";
 	}): ProjectState;
 	createThread(app: Row, env: EventEnvelope): ThreadState;
 	/** Append a thread-level event whose payload is the AppThread row. */
@@ -164,6 +165,7 @@ export function createStore(): Store {
 		id?: string;
 		title: string;
 		workspaceRoot: string;
+		defaultThreadEnvMode?: "local" | "worktree";
 	}): ProjectState {
 		sequence += 1;
 		const at = nowIso();
@@ -174,6 +176,9 @@ export function createStore(): Store {
 			repositoryIdentity: null,
 			defaultModelSelection: null,
 			scripts: [],
+			...(input.defaultThreadEnvMode
+				? { defaultThreadEnvMode: input.defaultThreadEnvMode }
+				: {}),
 			createdAt: at,
 			updatedAt: at,
 		};

@@ -15,6 +15,8 @@ export interface SimProjectOption {
 	id?: string;
 	title: string;
 	workspaceRoot: string;
+	/** T3's default for new threads: the root checkout (local) or a new worktree. */
+	defaultThreadEnvMode?: "local" | "worktree";
 }
 
 export interface SimTokenOption {

@@ -1,21 +1,27 @@
 /**
- * The simulated agent's workspace: an in-memory file tree per thread (never the disk, so a
- * `--project` directory is never written), a snapshot per checkpoint (turn count = run ordinal,
+ * The simulated agent's workspace: the in-memory file tree a thread works in (never the disk,
+ * so a `--project` directory is never written): a worktree's (worktrees.ts), else one of its
+ * own whose edits also reach the project's root checkout; a snapshot per checkpoint (turn count = run ordinal,
  * 0 = the tree when the thread was created), and the unified diffs `getTurnDiff` /
  * `getFullThreadDiff` serve between two snapshots (PROTOCOL.md §5).
  */
 import type { ThreadState } from "./store.ts";
 
-type Tree = Map<string, string>;
+export type Tree = Map<string, string>;
 
 interface ThreadWorkspace {
 	files: Tree;
 	/** Turn count → the tree captured by that checkpoint. */
 	checkpoints: Map<number, Tree>;
+	/**
+	 * A root-checkout thread's edits also land here: the project's root checkout (worktrees.ts).
+	 * Its own `files` stay its own, so its diffs show its own runs' changes (as before worktrees).
+	 */
+	mirror?: Tree;
 }
 
 /** What every new thread's checkout holds before its first run. */
-const SEED: [string, string][] = [
+export const SEED: [string, string][] = [
 	["README.md", "# demo\n\nA project the T3 simulator pretends to work on.\n"],
 	[
 		"src/app.ts",
@@ -35,6 +41,19 @@ function workspaceOf(thread: ThreadState): ThreadWorkspace {
 	return ws;
 }
 
+/** The thread works in `files` from now on; its turn 0 is the tree as it is now. */
+export function attachTree(thread: ThreadState, files: Tree): void {
+	workspaces.set(thread, {
+		files,
+		checkpoints: new Map([[0, new Map(files)]]),
+	});
+}
+
+/** A root-checkout thread: its edits also change the project's root checkout `root`. */
+export function mirrorInto(thread: ThreadState, root: Tree): void {
+	workspaceOf(thread).mirror = root;
+}
+
 const lines = (text: string | undefined): string[] =>
 	text ? text.replace(/\n$/, "").split("\n") : [];
 
@@ -50,16 +69,37 @@ export function editFile(
 	runOrdinal: number,
 ): "added" | "modified" | "deleted" {
 	const ws = workspaceOf(thread);
-	const before = ws.files.get(path);
+	if (ws.mirror)
+		applyEdit(ws.mirror, path, additions, deletions, `run ${runOrdinal}`);
+	return applyEdit(
+		ws.files,
+		path,
+		additions,
+		deletions,
+		`run ${runOrdinal}${
+			// On a worktree the line names its branch, so parallel edits of one file differ.
+			thread.app.worktreePath ? ` on ${String(thread.app.branch)}` : ""
+		}`,
+	);
+}
+
+function applyEdit(
+	files: Tree,
+	path: string,
+	additions: number,
+	deletions: number,
+	by: string,
+): "added" | "modified" | "deleted" {
+	const before = files.get(path);
 	const kept = lines(before);
 	kept.splice(Math.max(0, kept.length - deletions), deletions);
 	for (let i = 1; i <= additions; i += 1)
-		kept.push(`${path} line ${i} written by run ${runOrdinal}`);
+		kept.push(`${path} line ${i} written by ${by}`);
 	if (kept.length === 0 && before !== undefined) {
-		ws.files.delete(path);
+		files.delete(path);
 		return "deleted";
 	}
-	ws.files.set(path, `${kept.join("\n")}\n`);
+	files.set(path, `${kept.join("\n")}\n`);
 	return before === undefined ? "added" : "modified";
 }
 

@@ -24,6 +24,7 @@ import {
 	type RuntimeMode,
 } from "./dispatch-settings.ts";
 import { ThreadError } from "./errors.ts";
+import { forkedFrom, forkThread } from "./fork.ts";
 import {
 	checkReuse,
 	fingerprint,
@@ -39,6 +40,12 @@ import {
 	resolveProject,
 } from "./resolve.ts";
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
+import {
+	placeShape,
+	refuseWorkspaceArgs,
+	workspaceStrategy as strategyFor,
+	type Workspace,
+} from "./workspace.ts";
 
 const TOOL = "t3_dispatch";
 
@@ -60,6 +67,14 @@ export interface DispatchArgs {
 	runtime_mode?: RuntimeMode;
 	interaction_mode?: InteractionMode;
 	options?: Record<string, string | boolean>;
+	/** Where a new thread works (workspace.ts). */
+	workspace?: Workspace;
+	base_ref?: string;
+	branch?: string;
+	worktree_path?: string;
+	/** Start the new thread as a fork of this one (fork.ts), up to `fork_run_id`. */
+	fork_of?: string;
+	fork_run_id?: string;
 }
 
 /** An idempotency key and the canonical arguments it is claimed with. */
@@ -80,6 +95,11 @@ export type DispatchResult = {
 	origin: string | null;
 	/** What T3 did with the message: started a run, queued it, steered or restarted the run. */
 	delivered_as: "started" | "queued" | "steered" | "restarted";
+	/** The thread's branch (as asked or assigned) and worktree; null until T3 says. */
+	branch: string | null;
+	worktree_path: string | null;
+	/** The thread this one was forked from, or null. */
+	forked_from: string | null;
 };
 
 export async function dispatch(
@@ -103,6 +123,12 @@ export async function dispatch(
 	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
 		return reuse(deps, args, keyed);
 	try {
+		if (args.fork_of !== undefined)
+			return await dispatchFork(deps, args, origin, keyed?.key);
+		if (args.fork_run_id !== undefined)
+			throw new ThreadError(
+				"fork_run_id: only used with fork_of (the run of the source thread to fork from).",
+			);
 		return await (args.thread_id === undefined
 			? launch(deps, args, origin, keyed?.key)
 			: continueThread(deps, args, args.thread_id, origin, keyed?.key));
@@ -210,6 +236,7 @@ async function launch(
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
 	const project = resolveProject(deps, entry, args.project);
+	const workspaceStrategy = strategyFor(args, project, entry.machine.threads());
 	const modelSelection = await checkSelection(
 		deps,
 		entry,
@@ -223,6 +250,8 @@ async function launch(
 	}
 	const threadId = deps.newId();
 	const messageId = deps.newId();
+	// Without a title T3 generates one from the prompt where it can; the prefix stays meanwhile
+	// (and on a server that ignores generateTitle).
 	const title = args.title?.trim() || titleFromPrompt(args.prompt);
 	const input = {
 		commandId: deps.newId(),
@@ -233,7 +262,8 @@ async function launch(
 		modelSelection,
 		runtimeMode: args.runtime_mode ?? "full-access",
 		interactionMode: args.interaction_mode ?? "default",
-		workspaceStrategy: { type: "root" },
+		...(args.title?.trim() ? {} : { generateTitle: true }),
+		workspaceStrategy,
 		initialMessage: { messageId, text: args.prompt, attachments: [] },
 	};
 	const watched = args.watch ?? true;
@@ -256,13 +286,51 @@ async function launch(
 	return finish(deps, entry, record, project, projection, watched);
 }
 
+/**
+ * A fork: `thread.fork` makes the new thread (fork.ts), then the prompt runs in it as a
+ * continuation would. The key claims the arguments as given (with fork_of, not the new id).
+ */
+async function dispatchFork(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	origin: string | null,
+	key: string | undefined,
+): Promise<DispatchResult> {
+	if (args.thread_id !== undefined)
+		throw new ThreadError(
+			"fork_of: not used with thread_id (a fork is a new thread). Pass one of them.",
+		);
+	refuseWorkspaceArgs(
+		args,
+		"a fork works where its source thread does (its branch and worktree).",
+	);
+	const source = (fork_of: string) => locateThread(deps, fork_of);
+	const { targetId, projectId } = await forkThread(deps, args, source);
+	const { fork_of: _, fork_run_id: __, title: ___, ...rest } = args;
+	const result = await continueThread(
+		deps,
+		{ ...rest, machine: undefined, project: undefined },
+		targetId,
+		origin,
+		key,
+		claimFor(args, key, projectId)?.args,
+	);
+	return { ...result, forked_from: args.fork_of ?? null };
+}
+
 async function continueThread(
 	deps: ThreadDeps,
 	args: DispatchArgs,
 	threadId: string,
 	origin: string | null,
 	key: string | undefined,
+	/** The claim's canonical arguments when they differ from `args` (a fork's). */
+	claimed?: string,
 ) {
+	refuseWorkspaceArgs(
+		args,
+		`a continuation runs where its thread is (thread "${threadId}" keeps its branch and worktree). To work elsewhere, start a new thread (omit thread_id) or fork it (fork_of).`,
+	);
 	const located = await locateThread(deps, threadId);
 	const { entry, project } = located;
 	if (args.machine !== undefined && args.machine !== entry.config.name) {
@@ -338,7 +406,10 @@ async function continueThread(
 		watched,
 		kind: "message",
 		messageId,
-		claim: claimFor(args, key, project.id),
+		claim:
+			claimed !== undefined && key !== undefined
+				? { key, args: claimed }
+				: claimFor(args, key, project.id),
 		command,
 		baseline,
 	});
@@ -550,7 +621,21 @@ function finish(
 			projection,
 			before,
 		),
+		...placeShape({
+			...projection.thread,
+			branch: projection.thread.branch ?? requestedBranch(record),
+		}),
+		forked_from: forkedFrom(projection.thread),
 	};
+}
+
+/** The branch a launch asked for, until T3 reports the thread's. */
+function requestedBranch(record: DispatchRecord): string | undefined {
+	const payload = JSON.parse(record.payload) as {
+		workspaceStrategy?: { branch?: unknown };
+	};
+	const branch = payload.workspaceStrategy?.branch;
+	return typeof branch === "string" ? branch : undefined;
 }
 
 function codePoints(text: string): number {

@@ -34,6 +34,7 @@ import {
 	threadState,
 } from "./thread-state.ts";
 import { vanishedListing } from "./vanished-listing.ts";
+import { placeShape } from "./workspace.ts";
 
 export { type ThreadState, threadState };
 export const STATE_FILTERS = ["active", "attention", "settled", "all"] as const;
@@ -58,6 +59,8 @@ export interface ListedThread extends RunFailure {
 	state: ThreadState;
 	pending: Pending | null;
 	latest_run: { id: string; ordinal: number | null; status: string } | null;
+	branch: string | null;
+	worktree_path: string | null;
 	snoozed_until: string | null;
 	background_tasks: number;
 	updated_at: string | null;
@@ -437,6 +440,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 					}
 				: null,
 			...shellFailure(thread),
+			...placeShape(thread),
 			snoozed_until: snoozedUntil(thread),
 			background_tasks: backgroundTasks(thread),
 			updated_at: thread.updatedAt ?? null,

@@ -19,6 +19,7 @@ import {
 	placeOf,
 	readDetail,
 } from "./locate.ts";
+import { retryPreparation } from "./preparation-retry.ts";
 import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
 import { beginOwnDelete } from "./vanish.ts";
 
@@ -30,6 +31,7 @@ export const MANAGE_ACTIONS = [
 	"unsettle",
 	"stop_session",
 	"resume_queue",
+	"retry_preparation",
 ] as const;
 export type ManageAction = (typeof MANAGE_ACTIONS)[number];
 
@@ -80,6 +82,7 @@ function commandsFor(
 		case "unsettle":
 			return [{ ...base, type: "thread.unsettle", reason: "user" }];
 		case "resume_queue": // queue.ts
+		case "retry_preparation": // preparation-retry.ts
 			return [];
 		case "stop_session":
 			return projection.providerSessions
@@ -220,6 +223,7 @@ function nothingToDo(
 				? null
 				: "No provider session is attached to this thread: nothing to stop.";
 		case "resume_queue": // queue.ts
+		case "retry_preparation": // preparation-retry.ts
 			return null;
 	}
 }
@@ -246,14 +250,19 @@ export function manageThread(
 	action: ManageAction,
 	title: string | undefined,
 	key?: string,
+	runId?: string,
 ): Promise<ManageResult> {
 	checkTitle(action, title);
+	if (runId !== undefined && action !== "retry_preparation")
+		throw new ThreadError(
+			`run_id: only used with action "retry_preparation", not with "${action}". Leave it out.`,
+		);
 	const done = once(
 		deps,
 		{
 			tool: "t3_manage",
 			key,
-			args: { thread_id: threadId, action, title },
+			args: { thread_id: threadId, action, title, run_id: runId },
 			threadId,
 		},
 		async () => {
@@ -266,6 +275,15 @@ export function manageThread(
 				};
 			}
 			const located = await locateThread(deps, threadId);
+			if (action === "retry_preparation") {
+				const sequence = await retryPreparation(deps, located, runId, t3Reason);
+				await shellCaughtUp(located.entry.machine, sequence);
+				return {
+					threadId,
+					result: await describe(located, action),
+					place: placeOf(located),
+				};
+			}
 			return {
 				threadId,
 				result: await applyAction(deps, located, action, title),

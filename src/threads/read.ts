@@ -8,10 +8,12 @@ import {
 import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
+import { pullRequestsOf } from "./pull-requests.ts";
 import type { ThreadReadAhead } from "./read-ahead.ts";
 import { projectRef, questionShape } from "./shapes.ts";
 import { backgroundTasks, snoozedUntil } from "./thread-state.ts";
 import { readTurnItem } from "./turn-item.ts";
+import { placeShape } from "./workspace.ts";
 
 /** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
 const RESULT_BUDGET_CHARS = 60_000;
@@ -97,6 +99,13 @@ export async function readThread(
 			pendingQuestion(projection, undefined, {
 				machine: located.entry.config.name,
 			}),
+		),
+		...placeShape({
+			branch: thread.branch ?? projection.thread.branch,
+			worktreePath: thread.worktreePath ?? projection.thread.worktreePath,
+		}),
+		pull_requests: pullRequestsOf(
+			thread.pullRequests !== undefined ? thread : projection.thread,
 		),
 		snoozed_until: snoozedUntil(thread) ?? snoozedUntil(projection.thread),
 		background_tasks: backgroundTasks(located.shell ?? projection.thread),

@@ -109,6 +109,10 @@ const SHELL_FIELDS = [
 	"limitRecovery",
 	"snoozedUntil",
 	"backgroundTaskCount",
+	"branch",
+	"worktreePath",
+	"pullRequests",
+	"branchPullRequest",
 	"createdAt",
 	"updatedAt",
 	"archivedAt",
@@ -150,7 +154,21 @@ const SHELL_DECODERS: Partial<
 	pendingRuntimeRequest: (obj) => decodePending(obj.pendingRuntimeRequest),
 	limitRecovery: (obj) => decodeLimitRecovery(obj.limitRecovery),
 	backgroundTaskCount: (obj) => taskCount(obj.pendingBackgroundTasks),
+	pullRequests: (obj) =>
+		Array.isArray(obj.pullRequests)
+			? obj.pullRequests.map(keptPullRequest).filter((p) => p !== undefined)
+			: undefined,
+	branchPullRequest: (obj) => keptPullRequest(obj.branchPullRequest),
 };
+
+/** A linked pull request (shell `pullRequests`, `branchPullRequest`) in the keys we show. */
+function keptPullRequest(raw: unknown): Json | undefined {
+	if (!isRecord(raw)) return undefined;
+	const kept: Json = {};
+	for (const key of ["number", "url", "state", "title"])
+		if (raw[key] !== undefined) kept[key] = raw[key];
+	return kept;
+}
 
 /**
  * `compactThreadShell(decodeThreadShell(raw))` without the full copy in between: a snapshot

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import { requireOnline, resolveMachine } from "../../threads/resolve.ts";
 import { modelName } from "../../threads/shapes.ts";
+import { defaultWorkspace } from "../../threads/workspace.ts";
 import { machineArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
@@ -10,7 +11,7 @@ export const t3Projects = defineTool({
 	name: "t3_projects",
 	title: "List projects on a T3 machine",
 	description:
-		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model and how many active threads each has. Pass any of id, title or path as `project` to t3_dispatch. A machine that is not online is an error naming its state and why.",
+		"List the projects on one T3 machine that you may start threads in: id, title, workspace path, default model, how many active threads each has and its default_workspace (root or worktree). Pass any of id, title or path as `project` to t3_dispatch. A machine that is not online is an error naming its state and why.",
 	inputSchema: toolInput({
 		machine: machineArg,
 	}),
@@ -23,6 +24,11 @@ export const t3Projects = defineTool({
 				path: z.string(),
 				default_model: z.string().nullable(),
 				thread_count: z.number().int(),
+				default_workspace: z
+					.enum(["root", "worktree"])
+					.describe(
+						"Where a new thread works unless t3_dispatch says workspace: the root checkout or a new git worktree (T3's project setting).",
+					),
 			}),
 		),
 	}),
@@ -42,6 +48,7 @@ export const t3Projects = defineTool({
 			path: p.workspaceRoot,
 			default_model: modelName(p.defaultModelSelection),
 			thread_count: threads.filter((t) => t.projectId === p.id).length,
+			default_workspace: defaultWorkspace(p),
 		}));
 		return ok({ machine, projects });
 	},

@@ -11,6 +11,7 @@ import {
 	PROMPT_LIMIT,
 } from "../../threads/dispatch.ts";
 import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
+import { REF_MAX } from "../../threads/workspace.ts";
 import {
 	ID_MAX,
 	keyArg,
@@ -46,7 +47,7 @@ export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn, and `delivered_as` says what T3 did (started, queued, steered, restarted). Steer works on every provider: one that cannot join a running turn is steered by restarting it (t3_models `steer` says how each steers). A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn, and `delivered_as` says what T3 did (started, queued, steered, restarted). Steer works on every provider: one that cannot join a running turn is steered by restarting it (t3_models `steer` says how each steers). A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run. For several threads working in one project at the same time, pass workspace: \"worktree\": each gets its own worktree and branch (t3_diff shows each one's changes alone). fork_of starts a new thread from another thread's conversation.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -126,6 +127,46 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Older name of idempotency_key (not a question's request_id); pass idempotency_key instead.",
 			),
+		workspace: z
+			.enum(["root", "worktree"])
+			.optional()
+			.describe(
+				'Where a new thread works: "root" (the project\'s own checkout) or "worktree" (a new git worktree on its own branch, so threads working in one project at the same time never touch each other\'s files; pick up the result as a branch). Use worktree for parallel work in one project. Default: the project\'s default_workspace (t3_projects). Not with thread_id or fork_of.',
+			),
+		base_ref: z
+			.string()
+			.min(1)
+			.max(REF_MAX)
+			.optional()
+			.describe(
+				"With workspace worktree: the git ref the new worktree starts from (default the project's current branch).",
+			),
+		branch: z
+			.string()
+			.min(1)
+			.max(REF_MAX)
+			.optional()
+			.describe(
+				"With workspace worktree: the new branch's name (default T3's choice). A valid git ref name.",
+			),
+		worktree_path: z
+			.string()
+			.min(1)
+			.max(PATH_MAX)
+			.optional()
+			.describe(
+				"Start the new thread in an existing worktree of the project, as t3_thread / t3_threads report it (worktree_path of another thread); any other path is refused.",
+			),
+		fork_of: segmentIdArg()
+			.optional()
+			.describe(
+				"Start a new thread as a fork of this thread: it carries that thread's conversation (up to fork_run_id, default its latest stable point), then runs prompt; the source thread is not changed. machine and project may be omitted.",
+			),
+		fork_run_id: segmentIdArg()
+			.optional()
+			.describe(
+				"With fork_of: the source thread's run (t3_thread runs[].id) whose end the fork starts from.",
+			),
 		wait: z
 			.boolean()
 			.optional()
@@ -148,6 +189,22 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"What T3 did with the message: started a run, queued it, steered it into the running run, or restarted that run with it.",
 			),
+		branch: z
+			.string()
+			.nullable()
+			.describe(
+				"The thread's git branch, as asked or as T3 assigned it; null until T3 says.",
+			),
+		worktree_path: z
+			.string()
+			.nullable()
+			.describe(
+				"The worktree the thread works in; null for the root checkout and until T3 has prepared it (t3_thread shows it then).",
+			),
+		forked_from: z
+			.string()
+			.nullable()
+			.describe("The thread this one was forked from (fork_of), else null."),
 		wait: waitOutputSchema
 			.nullable()
 			.describe("With wait: true, how the wait ended; else null."),

@@ -5,6 +5,7 @@ import { MANAGE_ACTIONS, manageThread } from "../../threads/manage.ts";
 import {
 	ID_MAX,
 	idempotencyKeyArg,
+	segmentIdArg,
 	threadIdArg,
 	titleArg,
 	toolInput,
@@ -15,18 +16,23 @@ export const t3Manage = defineTool({
 	name: "t3_manage",
 	title: "Organise a T3 thread",
 	description:
-		'Change how a thread is kept, without losing anything: "rename" (with title), "archive" / "unarchive" (archived threads leave the active list; see t3_threads archived: true), "settle" / "unsettle" (mark it done or open again), "stop_session" (detach the agent\'s provider session to free it; history stays, the next t3_dispatch starts a new one), "resume_queue" (start follow-ups held by t3_interrupt hold_queue). Returns the thread\'s status, title and whether it is archived, and changed: false with a note when there was nothing to do (unarchive on a thread that is not archived, resume_queue with nothing held…). T3 refuses some actions until something else happens first (archive while the agent works, settle while a question is pending): the error says what to do. To remove a thread for good use t3_delete.',
+		'Change how a thread is kept, without losing anything: "rename" (with title), "archive" / "unarchive" (archived threads leave the active list; see t3_threads archived: true), "settle" / "unsettle" (mark it done or open again), "stop_session" (detach the agent\'s provider session to free it; history stays, the next t3_dispatch starts a new one), "resume_queue" (start follow-ups held by t3_interrupt hold_queue), "retry_preparation" (prepare again the worktree of a run that failed with error_class workspace_preparation, e.g. after creating its base_ref, and run it; run_id default the latest such run). Returns the thread\'s status, title and whether it is archived, and changed: false with a note when there was nothing to do (unarchive on a thread that is not archived, resume_queue with nothing held…). T3 refuses some actions until something else happens first (archive while the agent works, settle while a question is pending): the error says what to do. To remove a thread for good use t3_delete.',
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		action: z
 			.enum(MANAGE_ACTIONS)
 			.describe(
-				"rename | archive | unarchive | settle | unsettle | stop_session | resume_queue",
+				"rename | archive | unarchive | settle | unsettle | stop_session | resume_queue | retry_preparation",
 			),
 		title: titleArg(ID_MAX)
 			.min(1)
 			.optional()
 			.describe('The new title; only with action "rename".'),
+		run_id: segmentIdArg()
+			.optional()
+			.describe(
+				'Only with "retry_preparation": the failed run (t3_thread runs[].id); default the latest run that failed preparing.',
+			),
 		idempotency_key: idempotencyKeyArg,
 	}),
 	outputSchema: z.object({
@@ -47,7 +53,7 @@ export const t3Manage = defineTool({
 		openWorldHint: true,
 	},
 	async handler(
-		{ thread_id, action, title, idempotency_key },
+		{ thread_id, action, title, run_id, idempotency_key },
 		_ctx,
 		{ threadDeps },
 	) {
@@ -57,6 +63,7 @@ export const t3Manage = defineTool({
 			action,
 			title,
 			idempotency_key,
+			run_id,
 		);
 		return ok({ ...result });
 	},

@@ -106,6 +106,26 @@ export const t3Thread = defineTool({
 			.describe(
 				"The item asked for with item_id, with its whole output; else null.",
 			),
+		branch: z
+			.string()
+			.nullable()
+			.describe("The thread's git branch as T3 reports it (null: not said)."),
+		worktree_path: z
+			.string()
+			.nullable()
+			.describe(
+				"The git worktree the thread works in; null for the project's root checkout (or until T3 has prepared it).",
+			),
+		pull_requests: z
+			.array(
+				z.object({
+					number: z.number().int().nullable(),
+					url: z.string().nullable(),
+					state: z.string().nullable(),
+					title: z.string().nullable(),
+				}),
+			)
+			.describe("Pull requests T3 has linked to the thread."),
 		snoozed_until: z.string().nullable(),
 		background_tasks: z
 			.number()

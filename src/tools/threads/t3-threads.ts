@@ -92,6 +92,11 @@ export const t3Threads = defineTool({
 					})
 					.nullable(),
 				...failureFields,
+				branch: z.string().nullable(),
+				worktree_path: z
+					.string()
+					.nullable()
+					.describe("null: the project's root checkout."),
 				snoozed_until: z.string().nullable(),
 				background_tasks: z.number().int(),
 				updated_at: z.string().nullable(),

@@ -1,0 +1,89 @@
+/**
+ * `t3_dispatch` `fork_of`: a new thread carrying the source thread's conversation up to one of
+ * its runs (`fork_run_id`) or its latest stable point, through `thread.fork` (PROTOCOL.md §6.9,
+ * RELEASED-0.1.md §3). The source is not changed. A server without the command (the
+ * pre-release engine dies on it) is said plainly.
+ */
+import { T3Error } from "../t3/machine-api.ts";
+import type { ThreadShell } from "../t3/model.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
+import type { LocatedThread } from "./locate.ts";
+import { t3Reason } from "./manage.ts";
+import { requireOnline } from "./resolve.ts";
+
+interface ForkArgs {
+	machine?: string;
+	project?: string;
+	title?: string;
+	fork_of?: string;
+	fork_run_id?: string;
+}
+
+/** Forks the source thread; returns the new thread's id and its project's. */
+export async function forkThread(
+	deps: ThreadDeps,
+	args: ForkArgs,
+	locate: (threadId: string) => Promise<LocatedThread>,
+): Promise<{ targetId: string; projectId: string }> {
+	const sourceId = args.fork_of as string;
+	const located = await locate(sourceId);
+	const { entry, project } = located;
+	if (args.machine !== undefined && args.machine !== entry.config.name)
+		throw new ThreadError(
+			`machine: thread "${sourceId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing fork_of.`,
+		);
+	if (
+		args.project !== undefined &&
+		![project.id, project.title, project.workspaceRoot].includes(args.project)
+	)
+		throw new ThreadError(
+			`project: thread "${sourceId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing fork_of.`,
+		);
+	await requireOnline(entry);
+	const targetId = deps.newId();
+	const command = {
+		type: "thread.fork",
+		commandId: deps.newId(),
+		createdBy: "user",
+		creationSource: "mcp",
+		sourceThreadId: sourceId,
+		targetThreadId: targetId,
+		sourcePoint:
+			args.fork_run_id !== undefined
+				? { type: "run", runId: args.fork_run_id }
+				: { type: "latest_stable" },
+		...(args.title?.trim() ? { title: args.title.trim() } : {}),
+	};
+	try {
+		await entry.machine.dispatch(command);
+	} catch (error) {
+		if (error instanceof T3Error && error.code === "DEFECT")
+			throw new ThreadError(
+				`fork_of: this T3 server (machine "${entry.config.name}") does not support forking threads (thread.fork, T3 Code 0.1.x). Start a new thread instead (t3_dispatch without fork_of), giving it what it needs from the source thread (t3_thread "${sourceId}").`,
+			);
+		if (error instanceof T3Error && error.code === "REJECTED")
+			throw new ThreadError(
+				`${args.fork_run_id !== undefined ? "fork_run_id" : "fork_of"}: machine "${entry.config.name}" refused to fork thread "${sourceId}": ${t3Reason(error)} ${args.fork_run_id !== undefined ? "Take a settled run's id from t3_thread runs[].id, or leave fork_run_id out to fork from the latest stable point." : ""}`.trimEnd(),
+			);
+		throw error;
+	}
+	return { targetId, projectId: project.id };
+}
+
+/** The thread a thread was forked from, as T3 reports it (lineage, or `forkedFrom`), or null. */
+export function forkedFrom(thread: ThreadShell): string | null {
+	const lineage = thread.lineage as
+		| { parentThreadId?: unknown; relationshipToParent?: unknown }
+		| undefined;
+	if (
+		lineage?.relationshipToParent === "fork" &&
+		typeof lineage.parentThreadId === "string"
+	)
+		return lineage.parentThreadId;
+	const from = thread.forkedFrom as { threadId?: unknown } | string | null;
+	if (typeof from === "string" && from !== "") return from;
+	if (from && typeof from === "object" && typeof from.threadId === "string")
+		return from.threadId;
+	return null;
+}

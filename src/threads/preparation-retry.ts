@@ -1,0 +1,59 @@
+/**
+ * `t3_manage` `retry_preparation`: a run whose workspace T3 failed to prepare (a bad base ref,
+ * a dirty base: `error_class` `workspace_preparation`) is prepared again and then runs, through
+ * `prepared-run.retry` (RELEASED-0.1.md §3). Default the thread's latest such run. A server
+ * without the command (the pre-release engine) is said plainly.
+ */
+import { T3Error } from "../t3/machine-api.ts";
+import { runFailure } from "../t3/run-failure.ts";
+import type { ThreadDeps } from "./deps.ts";
+import { ThreadError } from "./errors.ts";
+import { type LocatedThread, readDetail } from "./locate.ts";
+
+/** Sends the retry; returns the sequence T3 wrote it at. */
+export async function retryPreparation(
+	deps: ThreadDeps,
+	located: LocatedThread,
+	runId: string | undefined,
+	reason: (error: T3Error) => string,
+): Promise<number> {
+	const { threadId, entry } = located;
+	const { projection } = await readDetail(located, true);
+	const failedPreparing = (id: string) =>
+		runFailure(projection, id, located.shell).error_class ===
+		"workspace_preparation";
+	const runs = [...projection.runs].sort((a, b) => b.ordinal - a.ordinal);
+	const run =
+		runId === undefined
+			? runs.find((r) => r.status === "failed" && failedPreparing(r.id))
+			: runs.find((r) => r.id === runId);
+	if (!run)
+		throw new ThreadError(
+			runId === undefined
+				? `run_id: no run of thread "${threadId}" failed preparing its workspace; there is nothing to retry.`
+				: `run_id: thread "${threadId}" has no run "${runId}". Take it from t3_thread runs[].id.`,
+		);
+	if (run.status !== "failed" || !failedPreparing(run.id))
+		throw new ThreadError(
+			`run_id: run "${run.id}" did not fail preparing its workspace (its status is ${run.status}); only such a run can be retried. Start a follow-up with t3_dispatch instead.`,
+		);
+	try {
+		const { sequence } = await entry.machine.dispatch({
+			type: "prepared-run.retry",
+			commandId: deps.newId(),
+			threadId,
+			runId: run.id,
+		});
+		return sequence;
+	} catch (error) {
+		if (error instanceof T3Error && error.code === "DEFECT")
+			throw new ThreadError(
+				`this T3 server (machine "${entry.config.name}") does not support retrying a workspace preparation (prepared-run.retry, T3 Code 0.1.x). Fix the cause, then start a new thread with t3_dispatch.`,
+			);
+		if (error instanceof T3Error && error.code === "REJECTED")
+			throw new ThreadError(
+				`T3 machine "${entry.config.name}" refused retry_preparation on thread "${threadId}": ${reason(error)}`,
+			);
+		throw error;
+	}
+}
