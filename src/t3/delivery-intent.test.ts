@@ -30,6 +30,15 @@ describe("the deliveryIntent probe decides from the server's answer", () => {
 		expect(String(sent[0]?.threadId)).toStartWith("t3code-mcp-probe-");
 	});
 
+	it("a long decoder text: the raw defect is read, not only the capped message", async () => {
+		const { send } = answering(
+			new T3Error("DEFECT", "orchestration.dispatchCommand failed", {
+				raw: `${"x".repeat(2_000)} at ["deliveryIntent"]`,
+			}),
+		);
+		expect(await probeDeliveryIntent(send)).toBe(true);
+	});
+
 	it("a refusal of the missing thread: the field was dropped unread", async () => {
 		const { send } = answering(
 			new T3Error("REJECTED", "Failed to load orchestration projection"),

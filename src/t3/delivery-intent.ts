@@ -31,7 +31,10 @@ export async function probeDeliveryIntent(
 		});
 	} catch (error) {
 		if (error instanceof T3Error && error.code === "DEFECT")
-			return error.message.includes("deliveryIntent");
+			// The raw defect too: the message is capped, and a decoder's text can be long.
+			return `${error.message} ${String(error.detail?.raw ?? "")}`.includes(
+				"deliveryIntent",
+			);
 		if (error instanceof T3Error && error.code === "REJECTED") return false;
 		throw error;
 	}
