@@ -357,6 +357,9 @@ export async function evaluate(
 	const outcome = runOutcome(run.status);
 	if (outcome) {
 		const message = finalAssistantMessage(projection, run.id);
+		const failure =
+			outcome === "failed" ? runFailure(projection, run.id, shell) : NO_FAILURE;
+		const note = limitNote(failure);
 		return {
 			thread_id: loc.threadId,
 			outcome,
@@ -365,9 +368,8 @@ export async function evaluate(
 			message: message === null ? null : capText(message, MESSAGE_CAP),
 			error: outcome === "completed" ? null : runError(projection, run.id),
 			question: null,
-			...(outcome === "failed"
-				? runFailure(projection, run.id, shell)
-				: NO_FAILURE),
+			...failure,
+			...(note ? { note } : {}),
 		};
 	}
 	const question = pendingQuestion(
@@ -400,4 +402,13 @@ export async function evaluate(
 		};
 	}
 	return null;
+}
+
+/** What to do after a usage limit: T3 may resume by itself; a new prompt before the reset fails again. */
+function limitNote(failure: RunFailure): string | undefined {
+	if (failure.error_class !== "usage_limit") return undefined;
+	const when = failure.reset_at ? `at ${failure.reset_at}` : "later";
+	return failure.auto_resume
+		? `The provider's usage limit was reached; it resets ${when}, and T3 then resumes this thread by itself (a run of its own: events say started_by "t3").`
+		: `The provider's usage limit was reached; it resets ${when}. Dispatch again after that: before it, a new run fails the same way.`;
 }

@@ -44,6 +44,8 @@ type Listed = {
 };
 
 let receiver: Receiver;
+/** The text of the last t3_wait `run` made. */
+let waitText = "";
 let stack: Stack;
 let client: Client;
 beforeAll(async () => {
@@ -77,6 +79,7 @@ async function run(
 		timeout: 20,
 	});
 	expect(w.isError).toBe(false);
+	waitText = w.text;
 	return { d: d.data, w: w.data };
 }
 
@@ -107,6 +110,9 @@ describe("a usage limit", () => {
 		});
 		expect(w.error).toContain("usage limit");
 		expect(Date.parse(w.reset_at ?? "")).toBeGreaterThan(Date.now());
+		expect(waitText).toBe(
+			`${JSON.stringify(w)}\nThe provider's usage limit was reached; it resets at ${w.reset_at}, and T3 then resumes this thread by itself (a run of its own: events say started_by "t3").`,
+		);
 	});
 
 	test("t3_thread: latest_run and runs[] say the same", async () => {
