@@ -6,10 +6,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
 	callTool,
 	launchOnSim,
 	type Stack,
 	startStack,
+	until,
 } from "../helpers/stack.ts";
 
 type Dispatched = {
@@ -45,8 +51,11 @@ type Wait = {
 
 let stack: Stack;
 let client: Client;
+let receiver: Receiver;
 beforeAll(async () => {
+	receiver = startReceiver();
 	stack = await startStack({
+		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
 		machines: [
 			{
 				name: "demo",
@@ -70,6 +79,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
 	await stack.stop();
+	await receiver.stop();
 });
 
 async function dispatch(args: Record<string, unknown>): Promise<Dispatched> {
@@ -151,6 +161,19 @@ describe("worktrees", () => {
 				expect(diff.data.diff).not.toContain(`on ${other}`);
 		}
 		expect(paths.size).toBe(3);
+		// Events carry the thread's branch and worktree.
+		const first = started[0] as Dispatched;
+		const eventOf = () =>
+			receiver.deliveries.find(
+				(x) =>
+					x.body.thread_id === first.thread_id &&
+					x.body.type === "thread.completed",
+			)?.body;
+		await until(() => eventOf() !== undefined, 10_000, "the completed event");
+		expect(eventOf()).toMatchObject({ branch: "feature/a" });
+		expect(eventOf()?.worktree_path).toEqual(
+			expect.stringContaining("feature-a"),
+		);
 		const listed = await callTool<{
 			threads: {
 				thread_id: string;
