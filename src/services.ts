@@ -62,6 +62,8 @@ export interface ServiceOptions {
 	stateNote?: string;
 	/** The `pollIntervalMs` tasks suggest (default 1 s). */
 	taskPollIntervalMs?: number;
+	/** How many MCP tasks are kept at most (default 10 000). */
+	maxTasks?: number;
 }
 
 export function createServices(
@@ -157,6 +159,7 @@ export function createServices(
 		shape: shapeTaskResult,
 		ttlS: config.server.taskTtlS,
 		pollIntervalMs: options.taskPollIntervalMs,
+		maxTasks: options.maxTasks,
 	});
 	return {
 		version: options.version,

@@ -98,6 +98,8 @@ export interface TaskServiceOptions {
 	shape: TaskShaper;
 	ttlS?: number;
 	pollIntervalMs?: number;
+	/** How many tasks are kept at most (default MAX_TASKS). */
+	maxTasks?: number;
 	newTaskId?: () => string;
 }
 
@@ -124,6 +126,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 	const ttlMs = (options.ttlS ?? DEFAULT_TASK_TTL_S) * 1000;
 	const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
 	const mintId = options.newTaskId ?? newTaskId;
+	const maxTasks = options.maxTasks ?? MAX_TASKS;
 	const store = createTaskStore(db);
 	const wal = walSync(db);
 	const commits: GroupCommit = createGroupCommit(db, undefined, wal);
@@ -437,7 +440,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 
 	/** Keeps the store bounded: the oldest finished task goes first, else the oldest open one. */
 	function makeRoom(): void {
-		while (tasks.size >= MAX_TASKS) {
+		while (tasks.size >= maxTasks) {
 			let victim: Rec | undefined;
 			for (const rec of tasks.values()) {
 				if (rec.row.status !== "working") {

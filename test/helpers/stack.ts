@@ -78,6 +78,8 @@ export interface StackOptions {
 	log?: Logger;
 	/** The `pollIntervalMs` MCP tasks suggest (default 1 s). */
 	taskPollIntervalMs?: number;
+	/** How many MCP tasks the server keeps at most (default 10 000). */
+	maxTasks?: number;
 	/** Deadline for POST /mcp bodies (default 30 s). */
 	bodyTimeoutMs?: number;
 }
@@ -191,6 +193,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		clock: options.clock,
 		retryScheduleS: options.retryScheduleS,
 		taskPollIntervalMs: options.taskPollIntervalMs,
+		maxTasks: options.maxTasks,
 		bodyTimeoutMs: options.bodyTimeoutMs,
 	};
 	let server = await startServer(makeConfig(), serviceOptions);
@@ -277,6 +280,7 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 			"retryScheduleS",
 			"log",
 			"taskPollIntervalMs",
+			"maxTasks",
 			"bodyTimeoutMs",
 		] as const
 	).filter((k) => options[k] !== undefined);

@@ -266,3 +266,33 @@ describe("kill -9", () => {
 		}
 	});
 });
+
+describe("bounded store", () => {
+	let stack: Stack;
+	beforeAll(async () => {
+		stack = await startStack({ maxTasks: 3 });
+	});
+	afterAll(() => stack?.stop());
+	const url = () => stack.server.mcpUrl;
+
+	test("past the bound the oldest finished task goes first, then the oldest open one", async () => {
+		const a = await openTask(url());
+		const b = await openTask(url());
+		const c = await openTask(url());
+		// b finishes (cancelled): it is the first to go when a fourth comes.
+		expect(
+			(await rawRequest(url(), "tasks/cancel", { taskId: b.taskId })).kind,
+		).toBe("result");
+		const d = await openTask(url());
+		const known = async (taskId: string) =>
+			(await rawRequest(url(), "tasks/get", { taskId })).kind === "result";
+		expect(await known(b.taskId)).toBe(false);
+		for (const t of [a, c, d]) expect(await known(t.taskId)).toBe(true);
+		// All open now: the oldest open one (a) goes.
+		const e = await openTask(url());
+		expect(await known(a.taskId)).toBe(false);
+		for (const t of [c, d, e]) expect(await known(t.taskId)).toBe(true);
+		expect(stack.server.services.tasks.counts()).toMatchObject({ working: 3 });
+		for (const t of [a, b, c, d, e]) stack.sim().finishRun(t.threadId);
+	});
+});
