@@ -32,6 +32,7 @@ import {
 import type { Store, ThreadState } from "./store.ts";
 import { FORK_REQUIRED, forkThread } from "./thread-fork.ts";
 import { generatedTitle } from "./titles.ts";
+import { resumeAfterLimitNow } from "./usage-limit.ts";
 import { endBackgroundTasks } from "./wake-run.ts";
 import { placeThread, refuseStrategy } from "./worktrees.ts";
 
@@ -702,7 +703,10 @@ export function createEngine(deps: {
 		},
 		finishRun(threadId) {
 			const thread = store.threads.get(threadId);
-			if (thread) endBackgroundTasks(thread);
+			if (thread) {
+				endBackgroundTasks(thread);
+				resumeAfterLimitNow(thread);
+			}
 			for (const h of handles.values()) {
 				if (h.thread.id !== threadId) continue;
 				if (resolveElsewhere(kit, h)) continue;

@@ -116,7 +116,10 @@ export interface Sim {
 	setDelay(ms: number): void;
 	/** Execute the next RPC with this tag, never send its Exit, then close that socket. */
 	dropNextReply(tag: string): void;
-	/** Let a held "long task" run finish normally, and end the thread's background tasks now. */
+	/**
+	 * Let a held "long task" run finish normally; end the thread's background tasks now; bring a
+	 * usage limit's reset forward (T3 then resumes the thread by itself).
+	 */
 	finishRun(threadId: string): void;
 	threadIds(): string[];
 	projection(threadId: string): unknown | undefined;

@@ -162,6 +162,34 @@ describe("a usage limit", () => {
 			started_by: "connector",
 		});
 	});
+
+	test("at the reset T3 resumes by itself: its continuation is started_by t3", async () => {
+		stack.sim("demo").finishRun(d.thread_id);
+		await until(
+			async () => (await eventsOf(d.thread_id, "thread.completed")).length > 0,
+		);
+		const [resumed] = await eventsOf(d.thread_id, "thread.completed");
+		expect(resumed?.body).toMatchObject({
+			started_by: "t3",
+			error_class: null,
+			auto_resume: false,
+		});
+		expect(resumed?.body.run_id).not.toBe(d.run_id);
+		// The shell may show the continuation a moment after its stream did.
+		await until(async () => {
+			const l = await callTool<Listed>(client, "t3_threads", {
+				machine: "demo",
+			});
+			const row = l.data.threads.find((t) => t.thread_id === d.thread_id);
+			return row?.state === "settled";
+		});
+		const l = await callTool<Listed>(client, "t3_threads", {
+			machine: "demo",
+		});
+		expect(
+			l.data.threads.find((t) => t.thread_id === d.thread_id),
+		).toMatchObject({ error_class: null, reset_at: null, auto_resume: false });
+	});
 });
 
 describe("a failed workspace preparation", () => {
