@@ -120,3 +120,14 @@ export function compileProjectMatcher(
 		);
 	};
 }
+
+/**
+ * Matches a workspace path alone (adding a project): a pattern that only a title meets allows
+ * no new path, and an allowed title never makes a path allowed.
+ */
+export function compilePathMatcher(
+	patterns: string[],
+): (path: string) => boolean {
+	const res = patterns.map(fnmatchToRegExp);
+	return (path) => res.some((re) => re.test(path));
+}

@@ -3,7 +3,10 @@
  * does not exist for the connector: lookups here are the one place that rule is applied.
  */
 
-import { compileProjectMatcher } from "../config/fnmatch.ts";
+import {
+	compilePathMatcher,
+	compileProjectMatcher,
+} from "../config/fnmatch.ts";
 import type { MachineConfig } from "../config/types.ts";
 import type { Machine } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../t3/model.ts";
@@ -13,6 +16,8 @@ export interface FleetMachine {
 	machine: Machine;
 	/** Whether the project passes this machine's `projects` patterns. */
 	allows(project: { title: string; workspaceRoot: string }): boolean;
+	/** Whether a workspace path alone passes the patterns (a new project's path). */
+	allowsPath(path: string): boolean;
 }
 
 export interface ThreadLocation {
@@ -65,7 +70,12 @@ export function createFleet(
 			}
 			return allowed;
 		};
-		return { config, machine: createMachine(config), allows };
+		return {
+			config,
+			machine: createMachine(config),
+			allows,
+			allowsPath: compilePathMatcher(config.projects),
+		};
 	});
 	const byName = new Map(entries.map((e) => [e.config.name, e]));
 	const starts: ReturnType<typeof setTimeout>[] = [];

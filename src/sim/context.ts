@@ -2,12 +2,14 @@
  * The state every part of the simulator shares: resolved options, the store, the engine,
  * auth, and the fault-injection knobs (delay, blackhole, dropped replies) plus the wire log.
  */
+import type { AttachmentStore } from "./attachments.ts";
 import type { Auth } from "./auth.ts";
 import type { SimCompat } from "./compat.ts";
 import type { SimConfigState } from "./config-stream.ts";
 import type { Engine } from "./engine.ts";
 import type { Hostile } from "./hostile.ts";
 import type { OutcomeTimes } from "./outcome-times.ts";
+import type { ProjectMutations } from "./project-create.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Store } from "./store.ts";
 import type { SimFrame } from "./types.ts";
@@ -22,6 +24,10 @@ export interface SimContext {
 	environmentId: string;
 	store: Store;
 	engine: Engine;
+	/** `assets.persistChatAttachments` and the references messages carry. */
+	attachments: AttachmentStore;
+	/** `projects.mutate` (project.create). */
+	projectMutations: ProjectMutations;
 	auth: Auth;
 	scheduler: Scheduler;
 	outcomes: OutcomeTimes;

@@ -5,8 +5,10 @@
  */
 import { BUSY_RUN_STATUSES, TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { pickScript } from "./agent.ts";
+import type { AttachmentStore } from "./attachments.ts";
 import { type SimCompat, type SimFeature, simHas } from "./compat.ts";
 import { retryPreparation } from "./preparation-retry.ts";
+import { editQueuedRun } from "./queued-run-edit.ts";
 import { dismissRequest } from "./request-dismiss.ts";
 import { resolveElsewhere, respondRefusal } from "./request-kinds.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
@@ -90,6 +92,7 @@ const REQUIRED: Record<string, string[]> = {
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
 	"thread.snooze": ["commandId", "threadId", "snoozedUntil"],
 	"thread.unsnooze": ["commandId", "threadId"],
+	"queued-run.edit": ["commandId", "threadId", "runId", "text"],
 	"thread.fork": FORK_REQUIRED,
 	"prepared-run.retry": ["commandId", "threadId", "runId"],
 };
@@ -97,6 +100,7 @@ const REQUIRED: Record<string, string[]> = {
 const NEWER_COMMANDS: Record<string, SimFeature> = {
 	"thread.fork": "threadFork",
 	"prepared-run.retry": "preparedRunRetry",
+	"queued-run.edit": "queuedRunEdit",
 };
 const LAUNCH_REQUIRED = [
 	"commandId",
@@ -129,6 +133,8 @@ export function createEngine(deps: {
 	compat?: SimCompat;
 	/** false: a server without queue holding (OBSERVED.md §6.4 15): `holdQueue` is ignored, no `queue.resume`. */
 	queueHolding?: boolean;
+	/** Attachments persisted by `assets.persistChatAttachments`, which messages refer to. */
+	attachments?: AttachmentStore;
 }): Engine {
 	const { store, scheduler } = deps;
 	const queueHolding = deps.queueHolding !== false;
@@ -251,6 +257,18 @@ export function createEngine(deps: {
 					instanceId: active.instanceId,
 				}
 			: undefined;
+	}
+
+	/** A message's attachment references, each one persisted first (attachments.ts); or why not. */
+	function attachmentRefs(raw: unknown): Row[] | string {
+		if (!Array.isArray(raw) || raw.length === 0) return [];
+		const refs: Row[] = [];
+		for (const ref of raw as Row[]) {
+			const stored = deps.attachments?.get(String(ref?.id));
+			if (!stored) return `Attachment ${String(ref?.id)} was not persisted.`;
+			refs.push(stored);
+		}
+		return refs;
 	}
 
 	function pendingRequest(thread: ThreadState): boolean {
@@ -389,9 +407,12 @@ export function createEngine(deps: {
 					!queuesMessages(instance)
 				)
 					return `Provider ${instance} does not accept queued messages while a run is active; send the message with queue_after_active to queue it on the server.`;
+				const attachments = attachmentRefs(c.attachments);
+				if (typeof attachments === "string") return attachments;
 				return startRun(thread, {
 					messageId: String(c.messageId),
 					text: String(c.text),
+					attachments,
 					modelSelection:
 						(c.modelSelection as Row | undefined) ??
 						(thread.app.modelSelection as Row),
@@ -544,6 +565,18 @@ export function createEngine(deps: {
 					{ snoozedUntil: null, snoozedAt: null },
 					"thread.unsnoozed",
 				);
+			case "queued-run.edit": {
+				const runId = String(c.runId);
+				return editQueuedRun(
+					kit,
+					handles.get(runId),
+					runId,
+					String(c.text),
+					c.attachments === undefined
+						? undefined
+						: (attachmentRefs(c.attachments) as Row[]),
+				);
+			}
 			case "queued-run.cancel": {
 				const h = handles.get(String(c.runId));
 				if (h?.run.status !== "queued")
@@ -656,9 +689,13 @@ export function createEngine(deps: {
 		}
 		const initial = input.initialMessage as Record<string, unknown> | undefined;
 		if (initial && typeof initial.text === "string") {
+			const attachments = attachmentRefs(initial.attachments);
+			if (typeof attachments === "string")
+				return fail("create-message", attachments);
 			startRun(thread, {
 				messageId: String(initial.messageId ?? newId()),
 				text: initial.text,
+				attachments,
 				modelSelection: input.modelSelection as Row,
 				createdBy: "user",
 				creationSource: String(input.creationSource ?? "web"),

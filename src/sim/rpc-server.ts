@@ -10,6 +10,7 @@ import { openConfigStream } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
 import { turnDiff } from "./diff-rpc.ts";
 import type { Outcome } from "./engine.ts";
+import { searchThreads } from "./search-threads.ts";
 import { serverConfig } from "./server-config.ts";
 import { openShellStream } from "./shell-stream.ts";
 import { openThreadStream } from "./thread-stream.ts";
@@ -91,8 +92,26 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 			},
 		};
 	}
+	// What the pre-release engine lacks answers as any unknown tag does (PROTOCOL.md §4.5).
+	const newer: Record<string, Method> = {};
+	if (simHas(ctx.compat, "searchThreads"))
+		newer["orchestration.searchThreads"] = {
+			scope: READ_SCOPE,
+			call: (p) => searchThreads(ctx.store, p),
+		};
+	if (simHas(ctx.compat, "projectCreate"))
+		newer["projects.mutate"] = {
+			scope: OPERATE_SCOPE,
+			call: (p) => ctx.projectMutations.mutate(p),
+		};
+	if (simHas(ctx.compat, "attachments"))
+		newer["assets.persistChatAttachments"] = {
+			scope: OPERATE_SCOPE,
+			call: (p) => ctx.attachments.persist(p),
+		};
 	return {
 		...common,
+		...newer,
 		"orchestration.dispatchCommand": {
 			scope: OPERATE_SCOPE,
 			call: (p) => ctx.engine.dispatch(p),

@@ -172,7 +172,7 @@ export function createRun(
 		nodeId: rootNodeId,
 		role: "user",
 		text: input.text,
-		attachments: [],
+		attachments: input.attachments ?? [],
 		streaming: false,
 		createdAt: at,
 		updatedAt: at,
@@ -191,7 +191,7 @@ export function createRun(
 					messageId: input.messageId,
 					inputIntent: input.inputIntent,
 					text: input.text,
-					attachments: [],
+					attachments: input.attachments ?? [],
 				}),
 	});
 	let sequence = store.head();

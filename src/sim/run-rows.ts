@@ -58,6 +58,8 @@ export interface NewRunInput {
 	inputIntent: string;
 	/** A wake message's notification (wake-run.ts): its timeline item replaces the user_message one. */
 	notification?: Record<string, unknown>;
+	/** The message's attachment references (attachments.ts), as the command carried them. */
+	attachments?: Row[];
 }
 
 export const env = (h: RunHandle, nodeId?: string): EventEnvelope => ({

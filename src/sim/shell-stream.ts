@@ -52,7 +52,19 @@ export function openShellStream(
 		if (threads.length > 0) push(threads.map((t) => threadItem(ctx, t)));
 	};
 	const unsubscribe = store.subscribe((entry) => {
-		if (entry.threadId === null) return;
+		if (entry.threadId === null) {
+			// A project created while subscribed (projects.mutate) is told at once.
+			const project = entry.projectId && store.projects.get(entry.projectId);
+			if (project)
+				push([
+					{
+						kind: "project.updated",
+						sequence: entry.sequence,
+						project: project.row,
+					},
+				]);
+			return;
+		}
 		dirty.add(entry.threadId);
 		// A window opens with the first change and closes coalesceMs later (§8.2: ≤ 50 ms).
 		if (ctx.coalesceMs <= 0) flush();

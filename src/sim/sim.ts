@@ -4,6 +4,7 @@
  * upgrade lives here: 426 gate first (PROTOCOL.md §1.3), then ticket or bearer auth (§2.4).
  */
 import type { Server, ServerWebSocket } from "bun";
+import { createAttachmentStore } from "./attachments.ts";
 import { bearerOf, createAuth, OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
 import { createConfigState, setProvider } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
@@ -12,6 +13,7 @@ import { createHostile, hostileResponse } from "./hostile.ts";
 import { authInvalid, handleHttp, json } from "./http-routes.ts";
 import { createOutcomeTimes } from "./outcome-times.ts";
 import { createPairing } from "./pairing.ts";
+import { createProjectMutations } from "./project-create.ts";
 import { newId } from "./rows.ts";
 import { type ConnData, createConnection } from "./rpc-server.ts";
 import { createScheduler } from "./scheduler.ts";
@@ -30,8 +32,10 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const scheduler = options.scheduler ?? createScheduler();
 	const outcomes = createOutcomeTimes();
 	store.subscribe((entry) => outcomes.noteEvent(entry.event, entry.sequence));
+	const attachments = createAttachmentStore();
 	const engine = createEngine({
 		store,
+		attachments,
 		scheduler,
 		stepMs: options.stepMs ?? 20,
 		compat,
@@ -54,6 +58,8 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		environmentId: `sim-${newId()}`,
 		store,
 		engine,
+		attachments,
+		projectMutations: createProjectMutations(store),
 		auth,
 		scheduler,
 		outcomes,
@@ -220,6 +226,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			);
 		},
 		finishRun: (threadId) => engine.finishRun(threadId),
+		projects: () =>
+			[...store.projects.values()].map((p) => ({
+				id: String(p.row.id),
+				title: String(p.row.title),
+				workspaceRoot: String(p.row.workspaceRoot),
+			})),
 		threadIds: () =>
 			[...store.threads.values()]
 				.filter((t) => !t.app.deletedAt)

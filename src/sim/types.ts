@@ -122,6 +122,8 @@ export interface Sim {
 	 */
 	finishRun(threadId: string): void;
 	threadIds(): string[];
+	/** The projects it holds now (configured and created through projects.mutate). */
+	projects(): SimProjectOption[];
 	projection(threadId: string): unknown | undefined;
 	stats(): SimStats;
 	record(on: boolean): void;

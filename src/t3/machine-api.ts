@@ -5,8 +5,10 @@
  */
 import { redact } from "../util/redact.ts";
 import type {
+	AttachmentRef,
 	LaunchThreadResult,
 	ProjectShell,
+	SearchMatch,
 	ThreadDetail,
 	ThreadShell,
 	TurnItem,
@@ -151,6 +153,41 @@ export interface Machine {
 		threadId: string;
 		itemId: string;
 	}): Promise<TurnItem | null>;
+	/**
+	 * RPC `orchestration.searchThreads` (newer servers): messages containing `query` (2–200
+	 * characters), at most `limit` (≤ 50). DEFECT on a server without the RPC.
+	 */
+	searchThreads?(input: {
+		query: string;
+		limit: number;
+		timeoutMs?: number;
+	}): Promise<SearchMatch[]>;
+	/**
+	 * RPC `projects.mutate` `project.create`, retried with the same commandId like `dispatch`.
+	 * The project is in `projects()` when it resolves. DEFECT on a server without it.
+	 */
+	createProject?(input: {
+		commandId: string;
+		projectId: string;
+		title: string;
+		workspaceRoot: string;
+		createWorkspaceRootIfMissing: boolean;
+	}): Promise<ProjectShell>;
+	/**
+	 * RPC `assets.persistChatAttachments` (newer servers): stores a message's attachments
+	 * before the message is sent; the references go into the message. DEFECT where absent.
+	 */
+	persistAttachments?(input: {
+		threadId: string;
+		messageId: string;
+		attachments: {
+			type: string;
+			name: string;
+			mimeType: string;
+			sizeBytes: number;
+			dataUrl: string;
+		}[];
+	}): Promise<AttachmentRef[]>;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**

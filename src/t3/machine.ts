@@ -15,10 +15,12 @@ import {
 	openMachineSocket,
 	readShellOverHttp,
 } from "./connect-steps.ts";
+import { decodePersistedAttachments } from "./decode/attachment.ts";
 import { createUnknownKindReporter } from "./decode/kinded.ts";
 import { decodeLaunchResult } from "./decode/projection.ts";
 import { decodeTurnItem } from "./decode/rows.ts";
-import { decodeShellSnapshot } from "./decode/shell.ts";
+import { decodeSearchMatches } from "./decode/search.ts";
+import { decodeProjectShell, decodeShellSnapshot } from "./decode/shell.ts";
 import { decodeShellStreamItem } from "./decode/shell-stream.ts";
 import { probeDeliveryIntent } from "./delivery-intent.ts";
 import { createT3Http, type FetchLike } from "./http.ts";
@@ -623,6 +625,31 @@ export function createMachine(
 				});
 			}
 			return deliveryIntent;
+		},
+		async searchThreads({ query, limit, timeoutMs }) {
+			const client = await onlineClient(now() + READ_CONNECT_WAIT_MS);
+			const value = await client.request(
+				"orchestration.searchThreads",
+				{ query, limit },
+				{ timeoutMs: timeoutMs ?? requestTimeoutMs },
+			);
+			return decodeSearchMatches(value);
+		},
+		async createProject(input) {
+			const project = decodeProjectShell(
+				await sendCommand("projects.mutate", {
+					type: "project.create",
+					...input,
+				}),
+			);
+			shell.noteProject(project);
+			return project;
+		},
+		async persistAttachments(input) {
+			return decodePersistedAttachments(
+				await sendCommand("assets.persistChatAttachments", input),
+				input.attachments.length,
+			);
 		},
 		async serverConfig() {
 			const value = await sendCommand("server.getConfig", {});

@@ -50,6 +50,26 @@ export interface ProjectShell {
 	[key: string]: unknown;
 }
 
+/** One `orchestration.searchThreads` match: a message containing the query. */
+export interface SearchMatch {
+	threadId: string;
+	projectId: string | null;
+	/** "user" | "assistant" (unknown values kept). */
+	source: string;
+	snippet: string;
+	messageCreatedAt: string | null;
+}
+
+/** A persisted chat attachment as messages refer to it (never its bytes). */
+export interface AttachmentRef {
+	type: string;
+	id: string;
+	name: string;
+	mimeType: string;
+	sizeBytes: number;
+	[key: string]: unknown;
+}
+
 export interface PendingRuntimeRequest {
 	id: string;
 	kind: string;

@@ -19,6 +19,8 @@ export interface ShellMirror {
 	sequence(): number;
 	/** A snapshot was applied at least once. */
 	hasState(): boolean;
+	/** A project T3 just answered with (projects.mutate): known before its delta arrives. */
+	noteProject(project: ProjectShell): void;
 	/** An authoritative shell: replaces every project and active thread. */
 	applySnapshot(snap: ShellSnapshot): void;
 	/** A snapshot or delta from the stream (not `synchronized` / `unknown`, which the machine handles). */
@@ -73,6 +75,9 @@ export function createShellMirror(
 		thread: (id) => threads.get(id),
 		sequence: () => lastSeq,
 		hasState: () => haveState,
+		noteProject: (project) => {
+			projects.set(project.id, project);
+		},
 		applySnapshot,
 		apply(item) {
 			if (item.kind === "snapshot") {

@@ -2,6 +2,7 @@
 import { t3Watch } from "./events/t3-watch.ts";
 import { t3Machines } from "./machines/t3-machines.ts";
 import { t3Models } from "./machines/t3-models.ts";
+import { t3ProjectAdd } from "./machines/t3-project-add.ts";
 import { t3Projects } from "./machines/t3-projects.ts";
 import { t3Answer } from "./threads/t3-answer.ts";
 import { t3Delete } from "./threads/t3-delete.ts";
@@ -17,6 +18,7 @@ import type { ToolDefinition } from "./tool.ts";
 export const tools: ToolDefinition[] = [
 	t3Machines,
 	t3Projects,
+	t3ProjectAdd,
 	t3Models,
 	t3Dispatch,
 	t3Wait,

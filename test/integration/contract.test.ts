@@ -34,6 +34,7 @@ test("tool schemas (legacy era listing)", async () => {
 	expect(tools.map((t) => t.name)).toEqual([
 		"t3_machines",
 		"t3_projects",
+		"t3_project_add",
 		"t3_models",
 		"t3_dispatch",
 		"t3_wait",
@@ -115,6 +116,13 @@ test("result shapes of every tool", async () => {
 	shapes.t3_machines = shapeOf(await take("t3_machines", {}));
 	shapes.t3_projects = shapeOf(await take("t3_projects", { machine: "demo" }));
 	shapes.t3_models = shapeOf(await take("t3_models", { machine: "demo" }));
+	shapes.t3_project_add = shapeOf(
+		await take("t3_project_add", {
+			machine: "demo",
+			path: "/srv/t3/added",
+			create: true,
+		}),
+	);
 	const d = (await take("t3_dispatch", {
 		machine: "demo",
 		project: "demo",
