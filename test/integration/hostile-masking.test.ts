@@ -164,6 +164,14 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(projects.data.projects[0]?.title).toStartWith(`demo ${MASK}`);
 		const models = await call("t3_models", { machine: "evil" });
 		expect(models.isError).toBe(false);
+		// The project T3 answers with (its title echoed with the bearer) comes back masked.
+		const added = await call<{ project: { title: string } }>("t3_project_add", {
+			machine: "evil",
+			path: "/srv/t3/hostile-added",
+			create: true,
+		});
+		expect(added.isError).toBe(false);
+		expect(added.data.project.title).toStartWith(`hostile-added ${MASK}`);
 	}, 30_000);
 
 	test("messages straddling every cap, at every position, in t3_dispatch, t3_wait and t3_thread", async () => {
@@ -430,6 +438,7 @@ describe("no piece of a secret anywhere", () => {
 		for (const tool of [
 			"t3_machines",
 			"t3_projects",
+			"t3_project_add",
 			"t3_models",
 			"t3_dispatch",
 			"t3_thread",
