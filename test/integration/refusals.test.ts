@@ -37,6 +37,7 @@ const client = (era: Era) => clients.get(era) as Client;
 const VALID_ARGS: Record<string, Record<string, unknown>> = {
 	t3_machines: {},
 	t3_projects: { machine: "demo" },
+	t3_project_add: { machine: "demo", path: "/srv/t3/refused-add" },
 	t3_models: { machine: "demo" },
 	t3_dispatch: { machine: "demo", project: "demo", prompt: "hi" },
 	t3_wait: { thread_id: "t-none", timeout: 0 },
