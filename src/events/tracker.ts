@@ -342,7 +342,15 @@ function transitions(
 		const outcome = runOutcome(run.status);
 		if (!outcome) continue;
 		const message = finalAssistantMessage(projection, run.id);
-		push(`run:${run.id}`, (id, seq) => ({
+		const failure =
+			outcome === "failed" ? runFailure(projection, run.id, shell) : NO_FAILURE;
+		// A failed preparation may be retried (t3_manage retry_preparation: the same run runs
+		// again), so it has a key of its own and the retried run's outcome is reported too.
+		const dedupe =
+			failure.error_class === "workspace_preparation"
+				? `run:${run.id}:preparation`
+				: `run:${run.id}`;
+		push(dedupe, (id, seq) => ({
 			id,
 			type: `thread.${outcome}`,
 			occurred_at: run.completedAt ?? new Date(deps.now()).toISOString(),
@@ -351,9 +359,7 @@ function transitions(
 			message: message === null ? null : capText(message, MESSAGE_CAP),
 			error: outcome === "completed" ? null : runError(projection, run.id),
 			question: null,
-			...(outcome === "failed"
-				? runFailure(projection, run.id, shell)
-				: NO_FAILURE),
+			...failure,
 			started_by: startedBy(run),
 		}));
 	}

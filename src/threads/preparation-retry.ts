@@ -44,6 +44,10 @@ export async function retryPreparation(
 			threadId,
 			runId: run.id,
 		});
+		// The run is live again: its outcome is to be reported (the tracker had passed it).
+		const record = deps.threads.get(threadId);
+		if (record && record.baseline_ordinal >= run.ordinal)
+			deps.threads.setBaseline(threadId, run.ordinal - 1);
 		return sequence;
 	} catch (error) {
 		if (error instanceof T3Error && error.code === "DEFECT")

@@ -316,6 +316,16 @@ describe("worktrees", () => {
 			expect.any(String),
 		]);
 		expect((await wait(d.thread_id)).outcome).toBe("completed");
+		// Events: the failure, then the retried run's completion.
+		const types = () =>
+			receiver.deliveries
+				.filter((x) => x.body.thread_id === d.thread_id)
+				.map((x) => [x.body.type, x.body.error_class]);
+		await until(() => types().length === 2, 10_000, "both events");
+		expect(types()).toEqual([
+			["thread.failed", "workspace_preparation"],
+			["thread.completed", null],
+		]);
 		const r = await read(d.thread_id);
 		expect(r.latest_run.status).toBe("completed");
 		expect(r.worktree_path).toEqual(expect.stringContaining("t3code-"));
@@ -374,6 +384,21 @@ describe("titles, forks and pull requests", () => {
 		expect(earlySaid).not.toContain("mango");
 
 		expect(await read(source.thread_id, 5)).toEqual(before);
+
+		// A keyed fork replays: the same fork, no second one.
+		const keyed = {
+			fork_of: source.thread_id,
+			prompt: "say hello",
+			idempotency_key: "fork-once",
+		};
+		const once = await callTool<Dispatched>(client, "t3_dispatch", keyed);
+		const twice = await callTool<Dispatched>(client, "t3_dispatch", keyed);
+		expect(once.isError).toBe(false);
+		expect(twice.data).toMatchObject({
+			thread_id: once.data.thread_id,
+			run_id: once.data.run_id,
+			forked_from: source.thread_id,
+		});
 
 		const badRun = await callTool(client, "t3_dispatch", {
 			fork_of: source.thread_id,
