@@ -125,8 +125,11 @@ export function serveTaskListen(
 				teardown();
 				return;
 			}
-			const report = (task: ReturnType<typeof modernTask>) =>
-				send("notifications/tasks", { ...modernTask(task), _meta: meta });
+			// A task that expires just stops being reported (there is no status for "gone").
+			const report = (task: ReturnType<typeof modernTask> | undefined) => {
+				if (task)
+					send("notifications/tasks", { ...modernTask(task), _meta: meta });
+			};
 			for (const taskId of honored) {
 				cleanups.push(services.tasks.listen(taskId, report));
 				const now = services.tasks.get(taskId);

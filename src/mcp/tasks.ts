@@ -226,7 +226,7 @@ function installLegacy(
 				};
 				const onAbort = () => done(undefined);
 				const stop = services.tasks.listen(taskId, (task) => {
-					if (task.status !== "working") done(task);
+					if (task?.status !== "working") done(task);
 				});
 				signal.addEventListener("abort", onAbort, { once: true });
 				// A change between the first read and the listener.

@@ -83,8 +83,14 @@ export interface TaskService {
 	get(taskId: string): DetailedTask | undefined;
 	/** Ends an open task as cancelled (never touches the run); false when unknown. */
 	cancel(taskId: string): boolean;
-	/** Calls `listener` with the task on each change; returns the unsubscribe. */
-	listen(taskId: string, listener: (task: DetailedTask) => void): () => void;
+	/**
+	 * Calls `listener` with the task on each change, and with undefined once it is gone (expired,
+	 * or pushed out of the bounded store); returns the unsubscribe.
+	 */
+	listen(
+		taskId: string,
+		listener: (task: DetailedTask | undefined) => void,
+	): () => void;
 	/** Tasks held now, by status (for /metrics). */
 	counts(): Record<TaskStatus, number>;
 	start(): void;
@@ -138,7 +144,10 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 		string,
 		{ tasks: Set<string>; release?: () => void }
 	>();
-	const listeners = new Map<string, Set<(task: DetailedTask) => void>>();
+	const listeners = new Map<
+		string,
+		Set<(task: DetailedTask | undefined) => void>
+	>();
 	const inFlight = new Map<string, { again: boolean }>();
 	const retrying = new Set<string>();
 	let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -433,6 +442,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 	function drop(rec: Rec): void {
 		tasks.delete(rec.row.task_id);
 		unwatch(rec);
+		for (const listener of listeners.get(rec.row.task_id) ?? []) {
+			try {
+				listener(undefined);
+			} catch (error) {
+				deps.log.warn("task listener failed", { error });
+			}
+		}
 		listeners.delete(rec.row.task_id);
 		const id = rec.row.task_id;
 		write(() => store.remove(id));
