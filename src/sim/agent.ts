@@ -161,6 +161,8 @@ export const APPROVAL_OPTIONS = [
 	{ decision: "acceptForSession", label: "Allow for this session" },
 	{ decision: "decline", label: "Do not run it" },
 ];
+/** The app an "approve with options" approval names (an MCP server's, as an elicitation names it). */
+export const APPROVAL_APP_NAME = "Sim Installer";
 
 /** "approve after restart": why T3 can no longer deliver an answer (`not_resumable`). */
 export const NOT_RESUMABLE_REASON =
@@ -224,7 +226,7 @@ export function pickScript(prompt: string): AgentScript {
 			await io.step();
 			const outcome = await io.command("curl https://example.com/install.sh", {
 				reason: "sim agent wants to run an install script",
-				approval: { options: APPROVAL_OPTIONS },
+				approval: { options: APPROVAL_OPTIONS, appName: APPROVAL_APP_NAME },
 			});
 			await io.say(
 				outcome === "declined"

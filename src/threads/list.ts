@@ -7,11 +7,12 @@
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { MachineStatus } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../t3/model.ts";
-import { type RunFailure, shellFailure } from "../t3/run-failure.ts";
+import type { RunFailure } from "../t3/run-failure.ts";
 import { redact } from "../util/redact.ts";
 import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
+import { listedFailures } from "./listed-failure.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
 import { type ProjectRef, projectRef } from "./shapes.ts";
 import {
@@ -422,7 +423,10 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	const rows = more ? picked.slice(0, limit) : picked;
 	// One read for the page's records: the store may track thousands of threads.
 	const records = deps.threads.getMany(rows.map((r) => r.thread.id));
-	const threads: ListedThread[] = rows.map(({ entry, thread, project }) => {
+	const failures = await listedFailures(
+		rows.map(({ entry, thread }) => ({ machine: entry.machine, thread })),
+	);
+	const threads: ListedThread[] = rows.map(({ entry, thread, project }, i) => {
 		const record = records.get(thread.id);
 		return {
 			thread_id: thread.id,
@@ -439,7 +443,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 						status: thread.status,
 					}
 				: null,
-			...shellFailure(thread),
+			...(failures[i] as RunFailure),
 			...placeShape(thread),
 			snoozed_until: snoozedUntil(thread),
 			background_tasks: backgroundTasks(thread),

@@ -223,6 +223,24 @@ describe("a failed workspace preparation", () => {
 			reset_at: null,
 			auto_resume: false,
 		});
+		// The shell's class alone is "unknown"; the row agrees with the run's error item.
+		await until(async () => {
+			const l = await callTool<Listed>(client, "t3_threads", {
+				machine: "demo",
+			});
+			return (
+				l.data.threads.find((t) => t.thread_id === d.thread_id)?.state ===
+				"attention"
+			);
+		});
+		const l = await callTool<Listed>(client, "t3_threads", { machine: "demo" });
+		expect(
+			l.data.threads.find((t) => t.thread_id === d.thread_id),
+		).toMatchObject({
+			error_class: "workspace_preparation",
+			reset_at: null,
+			auto_resume: false,
+		});
 	});
 
 	test("an ordinary failure is a provider error, and a success has no class", async () => {
@@ -244,7 +262,7 @@ describe("a failed workspace preparation", () => {
 });
 
 describe("on the pre-release engine", () => {
-	test("a failure has the class its error item gives; the shell says nothing more", async () => {
+	test("a failure has the class its error item gives, in t3_threads too; the shell says nothing more", async () => {
 		const { d, w } = await run("hit the usage limit", "old");
 		// The pre-release has no usage_limit class, reset time or recovery.
 		expect(w).toMatchObject({
@@ -263,10 +281,11 @@ describe("on the pre-release engine", () => {
 			);
 		});
 		const l = await callTool<Listed>(client, "t3_threads", { machine: "old" });
+		// Its shell has no class; the row reads the run's error item, as t3_wait does.
 		expect(
 			l.data.threads.find((t) => t.thread_id === d.thread_id),
 		).toMatchObject({
-			error_class: "unknown",
+			error_class: "provider_error",
 			reset_at: null,
 			auto_resume: false,
 			background_tasks: 0,

@@ -92,7 +92,7 @@ describe("approvals as T3 offers them", () => {
 			kind: "approval",
 			answerable: true,
 			reason: null,
-			app_name: null,
+			app_name: "Sim Installer",
 			decisions: [
 				{
 					decision: "accept",
