@@ -37,6 +37,7 @@ import { MISSING_STATUS, missingError } from "../threads/vanish.ts";
 import { placeShape } from "../threads/workspace.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId, type StartedBy } from "./event.ts";
+import { markUnwatchedVanished } from "./unwatched-vanish.ts";
 
 export interface TrackerDeps {
 	fleet: Fleet;
@@ -131,9 +132,23 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		running.set(threadId, mine);
 	};
 
+	const sweeps = new Set<Promise<void>>();
 	const checkMachine = (name: string) => {
-		const machine = deps.fleet.get(name)?.machine;
+		const entry = deps.fleet.get(name);
+		const machine = entry?.machine;
 		const online = machine?.status().state === "online";
+		if (entry && online) {
+			const sweep = markUnwatchedVanished(deps, entry).then(
+				() => {},
+				(error) =>
+					deps.log.warn("checking unwatched threads failed", {
+						machine: name,
+						error,
+					}),
+			);
+			sweeps.add(sweep);
+			void sweep.finally(() => sweeps.delete(sweep));
+		}
 		for (const record of deps.threads.watchedRecordsOn(name)) {
 			const id = record.thread_id;
 			// Thousands of threads as they were: what their evaluation would decide first, from
@@ -194,8 +209,11 @@ export function createTracker(deps: TrackerDeps): Tracker {
 		},
 		check,
 		async idle() {
-			while (running.size)
-				await Promise.all([...running.values()].map((r) => r.done));
+			while (running.size || sweeps.size)
+				await Promise.all([
+					...[...running.values()].map((r) => r.done),
+					...sweeps,
+				]);
 		},
 	};
 

@@ -2,7 +2,8 @@
  * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
  * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2|3 --step-ms N
  * --compat current|prerelease, --pairing (also print a single-use pairing link for `t3code-mcp pair`).
- * Bad flags print a clear message on stderr and exit with code 2.
+ * Bad flags print a clear message on stderr and exit with code 2; --help prints the usage on
+ * stdout and exits 0, as every other command's.
  */
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
@@ -16,7 +17,15 @@ export class SimUsageError extends Error {
 }
 
 const USAGE =
-	"usage: sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2|3] [--step-ms N] [--compat current|prerelease] [--pairing]";
+	"usage: t3code-mcp sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2|3] [--step-ms N] [--compat current|prerelease] [--pairing]";
+
+/** `--help` / `-h`: not an error, the usage is the answer. */
+export class SimHelpRequest extends Error {
+	constructor() {
+		super(USAGE);
+		this.name = "SimHelpRequest";
+	}
+}
 
 function integer(
 	flag: string,
@@ -41,7 +50,7 @@ export function parseSimFlags(
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i] as string;
 		const value = argv[i + 1];
-		if (flag === "--help" || flag === "-h") throw new SimUsageError(USAGE);
+		if (flag === "--help" || flag === "-h") throw new SimHelpRequest();
 		if (flag === "--pairing") {
 			options.pairing = true;
 			continue;
@@ -98,6 +107,10 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 	try {
 		options = parseSimFlags(argv);
 	} catch (error) {
+		if (error instanceof SimHelpRequest) {
+			process.stdout.write(`${USAGE}\n`);
+			process.exit(0);
+		}
 		if (!(error instanceof SimUsageError)) throw error;
 		process.stderr.write(`sim: ${error.message}\n`);
 		process.exit(2);

@@ -76,6 +76,9 @@ export function createThreadStore(
 	const missingOn = db.query<ThreadRecord, { machine: string }>(
 		"SELECT * FROM threads WHERE machine = $machine AND watched = 0 AND last_status = 'missing'",
 	);
+	const unwatchedOn = db.query<ThreadRecord, { machine: string }>(
+		"SELECT * FROM threads WHERE machine = $machine AND watched = 0 AND (last_status IS NULL OR last_status != 'missing')",
+	);
 	const observe = db.query(
 		`UPDATE threads SET last_run_id = $runId, last_status = $status, last_request_id = $requestId,
 		   title = $title, updated_at = $now WHERE thread_id = $id`,
@@ -150,6 +153,9 @@ export function createThreadStore(
 		/** The records on one machine marked missing, not hidden. */
 		missingOn: (machine: string): ThreadRecord[] =>
 			missingOn.all({ machine }).filter(perProject(visible)),
+		/** The records on one machine not watched and not (yet) marked missing, not hidden. */
+		unwatchedOn: (machine: string): ThreadRecord[] =>
+			unwatchedOn.all({ machine }).filter(perProject(visible)),
 		/** Remembers the last shell state seen, so a restart can tell what changed meanwhile. */
 		observe: (
 			id: string,

@@ -74,8 +74,7 @@ describe("a bad command line exits 2, for every command", () => {
 			const offending = args.find((_arg, i) => i > 0) as string;
 			expect(run.stderr).toContain(`"${offending}"`);
 			expect(run.stderr).not.toMatch(/^\{/m);
-			if (name !== "sim")
-				expect(run.stderr).toContain(`usage: t3code-mcp ${name}`);
+			expect(run.stderr).toContain(`usage: t3code-mcp ${name}`);
 		}, 20_000);
 
 	test("an unknown command", async () => {
@@ -89,6 +88,23 @@ describe("a bad command line exits 2, for every command", () => {
 		expect(run.code).toBe(0);
 		expect(run.stdout).toStartWith("usage: t3code-mcp check [--json]\n");
 	});
+
+	// Every command, those parsing their own arguments (sim, pair) included: help is no error.
+	for (const name of [
+		"serve",
+		"stdio",
+		"demo",
+		"healthcheck",
+		"sim",
+		"pair",
+		"--version",
+	])
+		test(`${name} --help prints its usage on stdout and exits 0`, async () => {
+			const run = await cli([name, "--help"]);
+			expect(run.code).toBe(0);
+			expect(run.stdout).toStartWith(`usage: t3code-mcp ${name}`);
+			expect(run.stderr).toBe("");
+		}, 20_000);
 });
 
 describe("an unusable listen address exits 3 with one line", () => {

@@ -365,6 +365,61 @@ describe("vanished threads", () => {
 		);
 	});
 
+	test("not watched when it vanished: t3_watch and t3_threads say missing, with no event; archived ones keep their status", async () => {
+		const client = await stack.client();
+		const gone = await dispatch(client, { prompt: "say hi" }, "lossy");
+		const kept = await dispatch(client, { prompt: "say hi" }, "lossy");
+		for (const d of [gone, kept])
+			expect(
+				(await wait(client, { thread_id: d.thread_id })).data.outcome,
+			).toBe("completed");
+		await until(() => forThread(kept.thread_id).length === 1, 10_000, "event");
+		const off = await callTool(client, "t3_watch", {
+			thread_id: gone.thread_id,
+			enabled: false,
+		});
+		expect(off.isError).toBe(false);
+		const archived = await callTool(client, "t3_manage", {
+			thread_id: kept.thread_id,
+			action: "archive",
+		});
+		expect(archived.isError).toBe(false);
+		const machine = () => stack.server.services.fleet.get("lossy")?.machine;
+		await until(() => !machine()?.thread(kept.thread_id), 10_000, "archive");
+		const statusOf = async (id: string) =>
+			(
+				await callTool<{
+					unwatched: { thread_id: string; status: string | null }[];
+				}>(client, "t3_watch", {})
+			).data.unwatched.find((t) => t.thread_id === id)?.status;
+		// A catch-up with the state intact: the archived thread is not taken for a vanished one.
+		let syncs = 0;
+		const unsubscribe = machine()?.onChange((change) => {
+			if (change.kind === "synchronized") syncs++;
+		});
+		await stack.sim("lossy").restart();
+		await until(() => syncs > 0, 15_000, "the catch-up");
+		unsubscribe?.();
+		await settle();
+		expect(await statusOf(kept.thread_id)).toBe("completed");
+		expect(await statusOf(gone.thread_id)).toBe("completed");
+		await stack.sim("lossy").restart({ loseState: true });
+		await until(
+			async () => (await statusOf(gone.thread_id)) === "missing",
+			15_000,
+			"missing in t3_watch",
+		);
+		const threads = await callTool<{
+			threads: { thread_id: string; status: string }[];
+		}>(client, "t3_threads", { machine: "lossy" });
+		expect(
+			threads.data.threads.find((t) => t.thread_id === gone.thread_id),
+		).toMatchObject({ status: "missing" });
+		await settle();
+		// Unwatched: silent, as any change to it would have been.
+		expect(forThread(gone.thread_id)).toHaveLength(1);
+	}, 40_000);
+
 	test("deleted while the connector was down: the catch-up at start reports it once", async () => {
 		let client = await stack.client();
 		const d = await dispatch(client, { prompt: "say hi" });
