@@ -1,7 +1,7 @@
 /**
  * `t3_manage` and `t3_delete`: the thread organisation commands of PROTOCOL.md §6.7–6.9
- * (metadata, archive, settle, provider-session detach, queue resume, delete). Nothing but
- * `delete` loses data. T3's refusals come back as errors saying what to do first.
+ * (metadata, archive, settle, provider-session detach, queue resume and control, delete).
+ * Nothing but `delete` and a cancelled follow-up loses data. T3's refusals come back as errors saying what to do first.
  */
 import { type Machine, T3Error } from "../t3/machine-api.ts";
 import {
@@ -21,6 +21,7 @@ import {
 } from "./locate.ts";
 import { retryPreparation } from "./preparation-retry.ts";
 import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
+import { changeQueuedRun } from "./queued-run.ts";
 import { beginOwnDelete } from "./vanish.ts";
 
 export const MANAGE_ACTIONS = [
@@ -32,6 +33,8 @@ export const MANAGE_ACTIONS = [
 	"stop_session",
 	"resume_queue",
 	"retry_preparation",
+	"cancel_queued",
+	"edit_queued",
 ] as const;
 export type ManageAction = (typeof MANAGE_ACTIONS)[number];
 
@@ -47,6 +50,13 @@ export interface ManageResult {
 }
 
 const REASON = "Requested through t3code-mcp";
+
+/** The actions that take `run_id`. */
+const RUN_ACTIONS: ReadonlySet<ManageAction> = new Set([
+	"retry_preparation",
+	"cancel_queued",
+	"edit_queued",
+]);
 
 function checkTitle(action: ManageAction, title: string | undefined): void {
 	if (action === "rename" && (title === undefined || title.trim() === ""))
@@ -83,6 +93,8 @@ function commandsFor(
 			return [{ ...base, type: "thread.unsettle", reason: "user" }];
 		case "resume_queue": // queue.ts
 		case "retry_preparation": // preparation-retry.ts
+		case "cancel_queued": // queued-run.ts
+		case "edit_queued":
 			return [];
 		case "stop_session":
 			return projection.providerSessions
@@ -224,6 +236,8 @@ function nothingToDo(
 				: "No provider session is attached to this thread: nothing to stop.";
 		case "resume_queue": // queue.ts
 		case "retry_preparation": // preparation-retry.ts
+		case "cancel_queued": // queued-run.ts
+		case "edit_queued":
 			return null;
 	}
 }
@@ -251,18 +265,23 @@ export function manageThread(
 	title: string | undefined,
 	key?: string,
 	runId?: string,
+	prompt?: string,
 ): Promise<ManageResult> {
 	checkTitle(action, title);
-	if (runId !== undefined && action !== "retry_preparation")
+	if (runId !== undefined && !RUN_ACTIONS.has(action))
 		throw new ThreadError(
-			`run_id: only used with action "retry_preparation", not with "${action}". Leave it out.`,
+			`run_id: only used with actions "retry_preparation", "cancel_queued" and "edit_queued", not with "${action}". Leave it out.`,
+		);
+	if (prompt !== undefined && action !== "edit_queued")
+		throw new ThreadError(
+			`prompt: only used with action "edit_queued", not with "${action}". Leave it out.`,
 		);
 	const done = once(
 		deps,
 		{
 			tool: "t3_manage",
 			key,
-			args: { thread_id: threadId, action, title, run_id: runId },
+			args: { thread_id: threadId, action, title, run_id: runId, prompt },
 			threadId,
 		},
 		async () => {
@@ -277,6 +296,22 @@ export function manageThread(
 			const located = await locateThread(deps, threadId);
 			if (action === "retry_preparation") {
 				const sequence = await retryPreparation(deps, located, runId, t3Reason);
+				await shellCaughtUp(located.entry.machine, sequence);
+				return {
+					threadId,
+					result: await describe(located, action),
+					place: placeOf(located),
+				};
+			}
+			if (action === "cancel_queued" || action === "edit_queued") {
+				const sequence = await changeQueuedRun(
+					deps,
+					located,
+					action,
+					runId,
+					prompt,
+					t3Reason,
+				);
 				await shellCaughtUp(located.entry.machine, sequence);
 				return {
 					threadId,

@@ -9,6 +9,7 @@ import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
+import { queuedListing } from "./queued-list.ts";
 import type { ThreadReadAhead } from "./read-ahead.ts";
 import { projectRef, questionShape } from "./shapes.ts";
 import { backgroundTasks, snoozedUntil } from "./thread-state.ts";
@@ -95,6 +96,7 @@ export async function readThread(
 				files: details.files,
 			};
 		}),
+		queued: queuedListing(projection, cap),
 		question: questionShape(
 			pendingQuestion(projection, undefined, {
 				machine: located.entry.config.name,
@@ -124,6 +126,7 @@ export async function readThread(
 
 /** The texts dominate a result's size; counting them is much cheaper than serialising it. */
 function roughSize(result: {
+	queued: { text: string }[];
 	runs: {
 		messages: { text: string }[];
 		notices: { text: string }[];
@@ -132,6 +135,7 @@ function roughSize(result: {
 	}[];
 }) {
 	let size = 2_000;
+	for (const q of result.queued) size += 200 + q.text.length;
 	for (const run of result.runs) {
 		size +=
 			200 *

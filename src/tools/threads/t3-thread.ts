@@ -16,7 +16,7 @@ export const t3Thread = defineTool({
 	name: "t3_thread",
 	title: "Read a T3 thread",
 	description:
-		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
+		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, the follow-ups still queued (queued, with their text), and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		turns: z
@@ -91,6 +91,21 @@ export const t3Thread = defineTool({
 				files: z.array(z.object({ path: z.string(), change: z.string() })),
 			}),
 		),
+		queued: z
+			.array(
+				z.object({
+					run_id: z.string(),
+					text: z.string().describe("The follow-up's message."),
+					held: z
+						.boolean()
+						.describe(
+							'The queue is held (after t3_interrupt hold_queue or a server restart): t3_manage "resume_queue" starts it.',
+						),
+				}),
+			)
+			.describe(
+				'Follow-ups queued behind the current run, in the order they will run; change them with t3_manage "edit_queued" / "cancel_queued".',
+			),
 		question: questionSchema,
 		item: z
 			.object({
