@@ -266,13 +266,18 @@ export function agentIO(
 			return outcome;
 		},
 		async notice(message) {
+			if (!simHas(kit.compat, "systemNotice")) return;
 			addItem(kit, h, {
 				id: providerItemIdFor(h.instanceId, `notice_${newId()}`),
 				type: "system_notice",
 				message,
 			});
 		},
-		backgroundTask: (description) => startBackgroundTask(kit, h, description),
+		backgroundTask: (description) => {
+			// The pre-release engine neither reports background work nor wakes a thread for it.
+			if (simHas(kit.compat, "backgroundWork"))
+				startBackgroundTask(kit, h, description);
+		},
 		async fileChange(fileName, additions, deletions) {
 			const outcome = await gate(
 				"file-change",

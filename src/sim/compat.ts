@@ -23,7 +23,11 @@ export type SimFeature =
 	/** `approval_request.options` and `appName` (T3 #8058). */
 	| "approvalOptions"
 	| "generateTitle"
-	| "preparedRunRetry";
+	| "preparedRunRetry"
+	/** `system_notice` turn items (OBSERVED.md §6.5 item 25: not in the pre-release contract). */
+	| "systemNotice"
+	/** The shell's `pendingBackgroundTasks` and the `notification` wake runs T3 starts when they end (§6.5 items 14, 21). */
+	| "backgroundWork";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

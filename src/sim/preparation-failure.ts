@@ -6,6 +6,7 @@
  * (worktrees.ts) fails the same way with git's reason.
  */
 import type { FailureDetail } from "./agent.ts";
+import { simHas } from "./compat.ts";
 import { nowIso, providerItemIdFor } from "./rows.ts";
 import {
 	addItem,
@@ -68,12 +69,13 @@ export function failPreparation(
 		exitCode: 1,
 		completedAt: nowIso(),
 	});
-	addItem(kit, h, {
-		id: `turn-item:run:${encodeURIComponent(h.run.id)}:notice:workspace-preparation`,
-		type: "system_notice",
-		title: "Workspace preparation",
-		message,
-	});
+	if (simHas(kit.compat, "systemNotice"))
+		addItem(kit, h, {
+			id: `turn-item:run:${encodeURIComponent(h.run.id)}:notice:workspace-preparation`,
+			type: "system_notice",
+			title: "Workspace preparation",
+			message,
+		});
 	h.preparing = false;
 	const runs = failed.get(h.thread) ?? new Map<string, RunHandle>();
 	runs.set(h.run.id, h);

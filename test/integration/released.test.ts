@@ -220,6 +220,25 @@ describe("runs T3 starts itself", () => {
 		});
 	});
 
+	test("the pre-release engine: no background work, no notices, no wake run", async () => {
+		const d = await run("start a background task", "old");
+		const first = await read({ thread_id: d.thread_id });
+		expect(first.data.runs[0]).toMatchObject({ id: d.run_id, notices: [] });
+		expect(first.data.background_tasks).toBe(0);
+		stack.sim("old").finishRun(d.thread_id);
+		await stack.server.services.events.tracker.idle();
+		const projection = stack.sim("old").projection(d.thread_id) as {
+			runs: unknown[];
+			turnItems: { type: string }[];
+		};
+		expect(projection.runs).toHaveLength(1);
+		expect(
+			projection.turnItems.filter((i) =>
+				["system_notice", "notification"].includes(i.type),
+			),
+		).toEqual([]);
+	});
+
 	test("a run started through another client is started_by user", async () => {
 		const threadId = await launchOnSim(stack.sim("demo"), "demo", "say hi");
 		const watched = await callTool(client, "t3_watch", {
