@@ -11,6 +11,7 @@ import { ThreadError } from "./errors.ts";
 import type { LocatedThread } from "./locate.ts";
 import { t3Reason } from "./manage.ts";
 import { requireOnline } from "./resolve.ts";
+import { isUnsupported, unsupportedError } from "./unsupported.ts";
 
 interface ForkArgs {
 	machine?: string;
@@ -58,9 +59,16 @@ export async function forkThread(
 	try {
 		await entry.machine.dispatch(command);
 	} catch (error) {
-		if (error instanceof T3Error && error.code === "DEFECT")
+		if (isUnsupported(error))
 			throw new ThreadError(
-				`fork_of: this T3 server (machine "${entry.config.name}") does not support forking threads (thread.fork, T3 Code 0.1.x). Start a new thread instead (t3_dispatch without fork_of), giving it what it needs from the source thread (t3_thread "${sourceId}").`,
+				`fork_of: ${
+					unsupportedError(
+						entry.config.name,
+						"forking threads",
+						"thread.fork",
+						`start a new thread instead (t3_dispatch without fork_of), giving it what it needs from the source thread (t3_thread "${sourceId}").`,
+					).message
+				}`,
 			);
 		if (error instanceof T3Error && error.code === "REJECTED")
 			throw new ThreadError(

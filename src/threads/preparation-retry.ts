@@ -9,6 +9,7 @@ import { runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { type LocatedThread, readDetail } from "./locate.ts";
+import { isUnsupported, unsupportedError } from "./unsupported.ts";
 
 /** Sends the retry; returns the sequence T3 wrote it at. */
 export async function retryPreparation(
@@ -50,9 +51,12 @@ export async function retryPreparation(
 			deps.threads.setBaseline(threadId, run.ordinal - 1);
 		return sequence;
 	} catch (error) {
-		if (error instanceof T3Error && error.code === "DEFECT")
-			throw new ThreadError(
-				`this T3 server (machine "${entry.config.name}") does not support retrying a workspace preparation (prepared-run.retry, T3 Code 0.1.x). Fix the cause, then start a new thread with t3_dispatch.`,
+		if (isUnsupported(error))
+			throw unsupportedError(
+				entry.config.name,
+				"retrying a workspace preparation",
+				"prepared-run.retry",
+				"fix the cause, then start a new thread with t3_dispatch.",
 			);
 		if (error instanceof T3Error && error.code === "REJECTED")
 			throw new ThreadError(
