@@ -53,6 +53,8 @@ export interface ServiceOptions {
 	log: Logger;
 	newId?: () => string;
 	progressIntervalMs?: number;
+	/** How long `t3_threads` waits for a machine's message search (default 2 s). */
+	searchTimeoutMs?: number;
 	machineFactory?: (config: MachineConfig) => Machine;
 	clock?: Clock;
 	fetch?: typeof fetch;
@@ -138,6 +140,7 @@ export function createServices(
 		now: () => clock.now(),
 		newId: options.newId ?? (() => crypto.randomUUID()),
 		progressIntervalMs: options.progressIntervalMs,
+		searchTimeoutMs: options.searchTimeoutMs,
 		shutdown: shutdown.signal,
 	};
 	const events = createEvents({

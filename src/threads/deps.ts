@@ -23,6 +23,8 @@ export interface ThreadDeps {
 	newId: () => string;
 	/** How often `t3_wait` sends a progress notification (default 10 s). */
 	progressIntervalMs?: number;
+	/** How long `t3_threads` waits for a machine's message search (default 2 s). */
+	searchTimeoutMs?: number;
 	/** Aborts on shutdown: waits in progress then return their current state at once. */
 	shutdown?: AbortSignal;
 }

@@ -13,6 +13,7 @@ import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { listedFailures } from "./listed-failure.ts";
+import { type MessageMatch, searchMessages } from "./message-search.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
 import { type ProjectRef, projectRef } from "./shapes.ts";
 import {
@@ -68,6 +69,8 @@ export interface ListedThread extends RunFailure {
 	archived: boolean;
 	watched: boolean;
 	origin: string | null;
+	/** How T3's message search found it; null when found by title / latest message only. */
+	match: MessageMatch | null;
 }
 
 export const DEFAULT_LIMIT = 50;
@@ -84,6 +87,7 @@ interface Candidate {
 	entry: FleetMachine;
 	thread: ThreadShell;
 	project: ProjectShell;
+	match: MessageMatch | null;
 }
 
 /** The filters every row must pass, besides its machine's projects. */
@@ -102,6 +106,8 @@ interface Source {
 	projects: Map<string, ProjectShell>;
 	list: Listing;
 	index: number;
+	/** Threads T3's message search found here: their list indexes, ascending, and matches. */
+	hits?: { at: Int32Array; matches: Map<string, MessageMatch> };
 }
 
 /** Whether the thread at `i` may be listed at all: an allowed (and chosen) project, not deleted. */
@@ -117,17 +123,21 @@ function nextMatch(source: Source, from: number, filter: RowFilter): number {
 	if (filter.query !== undefined) {
 		const haystack = search(list);
 		const states = filter.state === "all" ? undefined : list.states;
-		for (
-			let i = nextText(haystack, from, filter.query);
-			i < n;
-			i = nextText(haystack, i + 1, filter.query)
-		)
+		const hits = source.hits?.at ?? NO_HITS;
+		let text = nextText(haystack, from, filter.query);
+		let k = firstAtOrAfter(hits, from);
+		for (;;) {
+			const hit = k < hits.length ? (hits[k] as number) : n;
+			const i = Math.min(text, hit);
+			if (i >= n) return n;
 			if (
 				shown(source, i) &&
 				(states === undefined || states[i] === filter.state)
 			)
 				return i;
-		return n;
+			if (i === text) text = nextText(haystack, i + 1, filter.query);
+			if (i === hit) k += 1;
+		}
 	}
 	if (filter.state !== "all") {
 		// Only the threads in that state: "what needs me?" skips the thousands settled.
@@ -138,6 +148,27 @@ function nextMatch(source: Source, from: number, filter: RowFilter): number {
 	}
 	for (let i = from; i < n; i += 1) if (shown(source, i)) return i;
 	return n;
+}
+
+const NO_HITS = new Int32Array(0);
+
+/**
+ * The list indexes of the threads T3's search found (ascending); a thread not in this list (an
+ * archived one when listing active threads, or one gone since) is left out.
+ */
+function hitIndexes(
+	entry: FleetMachine,
+	list: Listing,
+	matches: Map<string, MessageMatch>,
+): Int32Array {
+	const at: number[] = [];
+	for (const id of matches.keys()) {
+		const shell = entry.machine.thread(id);
+		let i = shell ? firstAfter(list, shell.updatedAt ?? "", shell.id) - 1 : -1;
+		if (list.ids[i] !== id) i = list.ids.indexOf(id);
+		if (i >= 0) at.push(i);
+	}
+	return Int32Array.from(at.sort((a, b) => a - b));
 }
 
 /** Index of the first thread at or after `from` whose search text holds `query` (or the count). */
@@ -214,6 +245,7 @@ function merge(
 			entry: top.entry,
 			thread,
 			project: top.projects.get(thread.projectId) as ProjectShell,
+			match: top.hits?.matches.get(thread.id) ?? null,
 		});
 		top.index = nextMatch(top, top.index + 1, filter);
 		if (top.index >= top.list.threads.length) {
@@ -382,9 +414,13 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	if (filters.machine !== undefined && filters.project !== undefined)
 		resolveProject(deps, online[0] as FleetMachine, filters.project);
 
-	const archived = filters.archived
-		? await readArchived(online, unavailable)
-		: undefined;
+	const [archived, found] = await Promise.all([
+		filters.archived ? readArchived(online, unavailable) : undefined,
+		searchMessages(online, filters.query, unavailable, {
+			now: deps.now,
+			timeoutMs: deps.searchTimeoutMs,
+		}),
+	]);
 
 	const filter: RowFilter = { state, query };
 	const sources: Source[] = [];
@@ -396,6 +432,9 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 		const list = archived ? archived.get(entry) : machineListing(entry.machine);
 		if (!list) continue;
 		const source: Source = { entry, projects, list, index: 0 };
+		const matches = found.get(entry);
+		if (matches?.size)
+			source.hits = { at: hitIndexes(entry, list, matches), matches };
 		const from = position ? firstAfter(list, position.at, position.id) : 0;
 		source.index = nextMatch(source, from, filter);
 		sources.push(source);
@@ -426,33 +465,36 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	const failures = await listedFailures(
 		rows.map(({ entry, thread }) => ({ machine: entry.machine, thread })),
 	);
-	const threads: ListedThread[] = rows.map(({ entry, thread, project }, i) => {
-		const record = records.get(thread.id);
-		return {
-			thread_id: thread.id,
-			machine: entry.config.name,
-			project: projectRef(project),
-			title: thread.title,
-			status: thread.status,
-			state: threadState(thread),
-			pending: pendingOf(thread),
-			latest_run: thread.latestRunId
-				? {
-						id: thread.latestRunId,
-						ordinal: ordinalOf(thread.latestRunId),
-						status: thread.status,
-					}
-				: null,
-			...(failures[i] as RunFailure),
-			...placeShape(thread),
-			snoozed_until: snoozedUntil(thread),
-			background_tasks: backgroundTasks(thread),
-			updated_at: thread.updatedAt ?? null,
-			archived: filters.archived === true || Boolean(thread.archivedAt),
-			watched: record ? record.watched === 1 : false,
-			origin: record?.origin ?? null,
-		};
-	});
+	const threads: ListedThread[] = rows.map(
+		({ entry, thread, project, match }, i) => {
+			const record = records.get(thread.id);
+			return {
+				thread_id: thread.id,
+				machine: entry.config.name,
+				project: projectRef(project),
+				title: thread.title,
+				status: thread.status,
+				state: threadState(thread),
+				pending: pendingOf(thread),
+				latest_run: thread.latestRunId
+					? {
+							id: thread.latestRunId,
+							ordinal: ordinalOf(thread.latestRunId),
+							status: thread.status,
+						}
+					: null,
+				...(failures[i] as RunFailure),
+				...placeShape(thread),
+				snoozed_until: snoozedUntil(thread),
+				background_tasks: backgroundTasks(thread),
+				updated_at: thread.updatedAt ?? null,
+				archived: filters.archived === true || Boolean(thread.archivedAt),
+				watched: record ? record.watched === 1 : false,
+				origin: record?.origin ?? null,
+				match,
+			};
+		},
+	);
 	const last = rows.at(-1);
 	return {
 		threads,

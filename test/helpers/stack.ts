@@ -73,6 +73,8 @@ export interface StackOptions {
 	/** Reuse a state file (restart tests). */
 	statePath?: string;
 	progressIntervalMs?: number;
+	/** How long `t3_threads` waits for a machine's message search. */
+	searchTimeoutMs?: number;
 	clock?: Clock;
 	retryScheduleS?: number[];
 	log?: Logger;
@@ -190,6 +192,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 	const serviceOptions = {
 		log: options.log ?? silentLogger,
 		progressIntervalMs: options.progressIntervalMs,
+		searchTimeoutMs: options.searchTimeoutMs,
 		clock: options.clock,
 		retryScheduleS: options.retryScheduleS,
 		taskPollIntervalMs: options.taskPollIntervalMs,
@@ -276,6 +279,7 @@ async function startStdioStack(options: StackOptions): Promise<Stack> {
 		[
 			"statePath",
 			"progressIntervalMs",
+			"searchTimeoutMs",
 			"clock",
 			"retryScheduleS",
 			"log",

@@ -20,7 +20,7 @@ export const t3Threads = defineTool({
 	name: "t3_threads",
 	title: "Find T3 threads",
 	description:
-		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending, a provider must be signed in again, or the latest run failed; active = a run is going or queued, or waits for a T3 client to answer a tool call; settled = nothing to do), pending request (question, approval, auth_refresh, dynamic_tool), latest run, watched. Filter by state or by text in the title or latest message; pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
+		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending, a provider must be signed in again, or the latest run failed; active = a run is going or queued, or waits for a T3 client to answer a tool call; settled = nothing to do), pending request (question, approval, auth_refresh, dynamic_tool), latest run, watched. Filter by state or by text (query): it matches the title or latest message, and, where the machine supports it (T3's message search), any message of the thread: such rows carry match {role, snippet}. Pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -48,7 +48,7 @@ export const t3Threads = defineTool({
 			.max(500)
 			.optional()
 			.describe(
-				"Text to find in the thread's title or latest message (case-insensitive).",
+				"Text to find in the thread's title or latest message (case-insensitive); 2–200 characters also search every message where the machine supports it.",
 			),
 		archived: z
 			.boolean()
@@ -103,6 +103,15 @@ export const t3Threads = defineTool({
 				archived: z.boolean(),
 				watched: z.boolean(),
 				origin: z.string().nullable(),
+				match: z
+					.object({
+						role: z.string().describe('"user" or "assistant".'),
+						snippet: z.string(),
+					})
+					.nullable()
+					.describe(
+						"The message text T3's search found the query in; null when the title or latest message matched.",
+					),
 			}),
 		),
 		next_cursor: z.string().nullable(),
