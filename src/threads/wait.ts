@@ -17,7 +17,11 @@ import {
 	runOutcome,
 } from "../t3/derive.ts";
 import { T3Error } from "../t3/machine-api.ts";
-import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import {
+	type Run,
+	TERMINAL_RUN_STATUSES,
+	type ThreadProjection,
+} from "../t3/model.ts";
 import { NO_FAILURE, type RunFailure, runFailure } from "../t3/run-failure.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
@@ -302,6 +306,19 @@ export async function locateOrGone(
 	}
 }
 
+/**
+ * A follow-up cancelled before it started (t3_manage cancel_queued) ends nothing: the wait is
+ * then about the thread's latest run that did or will run, so it does not return at once.
+ */
+function ranOrWillRun(projection: ThreadProjection, run: Run): Run {
+	const dropped = (r: Run) => r.status === "cancelled" && !r.startedAt;
+	if (!dropped(run)) return run;
+	let best: Run | null = null;
+	for (const r of projection.runs)
+		if (!dropped(r) && (!best || r.ordinal > best.ordinal)) best = r;
+	return best ?? run;
+}
+
 /** The settled state of the run this wait is about, or null while it is still going. */
 export async function evaluate(
 	deps: ThreadDeps,
@@ -329,7 +346,7 @@ export async function evaluate(
 	// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
 	if (projection.thread.deletedAt)
 		throw new T3Error("NOT_FOUND", `thread ${loc.threadId} was deleted`);
-	const run = dispatch
+	let run = dispatch
 		? findRunByMessageId(projection, dispatch.message_id)
 		: latestRun(projection);
 	if (!run) return null;
@@ -341,6 +358,7 @@ export async function evaluate(
 			run.status === "queued",
 		);
 	}
+	run = ranOrWillRun(projection, run);
 	if (run.status === "queued" && run.queueHeld === true) {
 		return {
 			thread_id: loc.threadId,

@@ -7,6 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
+import { TRUNCATION_MARKER } from "../../src/t3/derive.ts";
+import { MASK } from "../../src/util/redact.ts";
+import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
 import {
 	callTool,
 	type Stack,
@@ -24,19 +31,24 @@ type Managed = {
 };
 type SimRun = { id: string; status: string; startedAt: string | null };
 
+let receiver: Receiver;
 let stack: Stack;
 let client: Client;
 beforeAll(async () => {
+	receiver = startReceiver();
 	stack = await startStack({
 		machines: [
 			{ name: "demo" },
 			{ name: "old", sim: { compat: "prerelease" } },
 		],
+		// A configured secret, so the listing's masking can be seen.
+		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
 	});
 	client = await stack.client();
 });
 afterAll(async () => {
 	await stack.stop();
+	await receiver.stop();
 });
 
 const dispatch = async (args: Record<string, unknown>, machine = "demo") => {
@@ -90,7 +102,7 @@ describe("queue control", () => {
 		]);
 
 		const edited = await manage(thread, "edit_queued", {
-			run_id: second.run_id,
+			run_id: first.run_id,
 			prompt: "edited follow-up",
 		});
 		expect(edited.isError).toBe(false);
@@ -101,7 +113,7 @@ describe("queue control", () => {
 			note: null,
 		});
 		const cancel = {
-			run_id: first.run_id,
+			run_id: second.run_id,
 			idempotency_key: "cancel-second",
 		};
 		const cancelled = await manage(thread, "cancel_queued", cancel);
@@ -116,13 +128,13 @@ describe("queue control", () => {
 		expect(replay.data).toEqual(cancelled.data);
 		// Without the key, cancelling it again says it is already done.
 		const again = await manage(thread, "cancel_queued", {
-			run_id: first.run_id,
+			run_id: second.run_id,
 		});
 		expect(again.isError).toBe(true);
 		expect(again.text).toContain("already cancelled");
 
 		expect(await queuedOf(thread)).toEqual([
-			{ run_id: second.run_id, text: "edited follow-up", held: false },
+			{ run_id: first.run_id, text: "edited follow-up", held: false },
 		]);
 
 		// The running run cannot be changed: the refusal says what works instead.
@@ -139,6 +151,12 @@ describe("queue control", () => {
 			expect(started.text).toContain('t3_dispatch mode "steer"');
 		}
 
+		// The latest message was cancelled: the wait follows the run that will still run.
+		const pending = await callTool<{ outcome: string }>(client, "t3_wait", {
+			thread_id: thread,
+			timeout: 0,
+		});
+		expect(pending.data.outcome).toBe("timeout");
 		stack.sim("demo").finishRun(thread);
 		const w = await callTool<{
 			outcome: string;
@@ -147,11 +165,11 @@ describe("queue control", () => {
 		}>(client, "t3_wait", { thread_id: thread, timeout: 20 });
 		expect(w.data).toMatchObject({
 			outcome: "completed",
-			run_id: second.run_id,
+			run_id: first.run_id,
 			message: "Hello from the T3 simulator. You said: edited follow-up",
 		});
 		const runs = simRuns("demo", thread);
-		expect(runs.find((r) => r.id === first.run_id)).toMatchObject({
+		expect(runs.find((r) => r.id === second.run_id)).toMatchObject({
 			status: "cancelled",
 			startedAt: null,
 		});
@@ -159,12 +177,32 @@ describe("queue control", () => {
 
 		// Once it ran, editing it is refused before anything is sent.
 		const late = await manage(thread, "edit_queued", {
-			run_id: second.run_id,
+			run_id: first.run_id,
 			prompt: "later",
 		});
 		expect(late.isError).toBe(true);
 		expect(late.text).toContain("already ran (its status is completed)");
 		expect(late.text).toContain("t3_dispatch");
+	});
+
+	test("queued texts are masked and capped like messages", async () => {
+		const long = `${"y".repeat(9_000)} end`;
+		const { busy, queued } = await busyWithQueue([
+			`use ${TEST_SECRET} here`,
+			long,
+		]);
+		const [secret, capped] = (await queuedOf(busy.thread_id)) as [
+			Queued,
+			Queued,
+		];
+		expect(secret).toEqual({
+			run_id: (queued[0] as Dispatched).run_id,
+			text: `use ${MASK} here`,
+			held: false,
+		});
+		expect(capped.text.endsWith(TRUNCATION_MARKER)).toBe(true);
+		expect(capped.text.length).toBeLessThan(long.length);
+		stack.sim("demo").finishRun(busy.thread_id);
 	});
 
 	test("bad arguments are refused by name, before anything is sent", async () => {
