@@ -303,8 +303,8 @@ describe("derive from the captured projections", () => {
 		const launchRun = projection.runs.find((r) => r.ordinal === 1);
 		const details = runDetails(projection, launchRun?.id ?? "");
 		expect(details.messages).toEqual([
-			{ role: "user", text: "say hi" },
-			{ role: "assistant", text: "Hello from fake codex." },
+			{ role: "user", text: "say hi", attachments: [] },
+			{ role: "assistant", text: "Hello from fake codex.", attachments: [] },
 		]);
 		expect(details.tools).toEqual([
 			{

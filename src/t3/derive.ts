@@ -353,7 +353,8 @@ export function questionOptionValue(
 }
 
 export interface RunDetails {
-	messages: { role: string; text: string }[];
+	/** `attachments`: the row's references as T3 sent them (decode them leniently). */
+	messages: { role: string; text: string; attachments?: unknown }[];
 	tools: {
 		item_id: string;
 		kind: string;
@@ -412,7 +413,7 @@ export function runDetails(
 	const items = itemsOfRun(projection, runId);
 	let messages = projection.messages
 		.filter((m) => m.runId === runId && m.streaming !== true)
-		.map((m) => ({ role: m.role, text: m.text }));
+		.map((m) => ({ role: m.role, text: m.text, attachments: m.attachments }));
 	if (messages.length === 0) {
 		messages = items
 			.filter(
@@ -423,6 +424,7 @@ export function runDetails(
 			.map((i) => ({
 				role: i.type === "user_message" ? "user" : "assistant",
 				text: i.text ?? "",
+				attachments: i.attachments,
 			}));
 	}
 	const tools = items

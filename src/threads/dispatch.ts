@@ -14,6 +14,12 @@ import {
 	type ProjectShell,
 	type ThreadProjection,
 } from "../t3/model.ts";
+import {
+	type AttachmentArg,
+	attachmentsClaim,
+	checkAttachments,
+	persistAttachments,
+} from "./attachments.ts";
 import { deliveredAs } from "./delivered-as.ts";
 import type { ThreadDeps } from "./deps.ts";
 import {
@@ -75,6 +81,8 @@ export interface DispatchArgs {
 	/** Start the new thread as a fork of this one (fork.ts), up to `fork_run_id`. */
 	fork_of?: string;
 	fork_run_id?: string;
+	/** Files sent with the message (attachments.ts). */
+	attachments?: AttachmentArg[];
 }
 
 /** An idempotency key and the canonical arguments it is claimed with. */
@@ -119,6 +127,7 @@ export async function dispatch(
 			`prompt: ${length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
 		);
 	}
+	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
 	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
 		return reuse(deps, args, keyed);
@@ -150,7 +159,7 @@ export async function dispatch(
 /** Every argument except the key, with `project` as given (resolved later where it can be). */
 function operationArgs(args: DispatchArgs): Record<string, unknown> {
 	const { idempotency_key: _, request_id: __, ...rest } = args;
-	return rest;
+	return { ...rest, attachments: attachmentsClaim(args.attachments) };
 }
 
 /**
@@ -253,6 +262,12 @@ async function launch(
 	// Without a title T3 generates one from the prompt where it can; the prefix stays meanwhile
 	// (and on a server that ignores generateTitle).
 	const title = args.title?.trim() || titleFromPrompt(args.prompt);
+	const attachments = await persistAttachments(
+		entry,
+		threadId,
+		messageId,
+		checkAttachments(args.attachments),
+	);
 	const input = {
 		commandId: deps.newId(),
 		creationSource: "mcp",
@@ -264,7 +279,7 @@ async function launch(
 		interactionMode: args.interaction_mode ?? "default",
 		...(args.title?.trim() ? {} : { generateTitle: true }),
 		workspaceStrategy,
-		initialMessage: { messageId, text: args.prompt, attachments: [] },
+		initialMessage: { messageId, text: args.prompt, attachments },
 	};
 	const watched = args.watch ?? true;
 	const record = recordDispatch(deps, {
@@ -360,6 +375,14 @@ async function continueThread(
 			: { instanceId: current.instanceId, model: current.model },
 		args,
 	);
+	const messageId = deps.newId();
+	// Stored before any mode change is sent: a server without attachments gets nothing.
+	const attachments = await persistAttachments(
+		entry,
+		threadId,
+		messageId,
+		checkAttachments(args.attachments),
+	);
 	// A continuation keeps the thread's modes unless asked: never raised silently.
 	// Compared with the fresh projection: the shell may lag a mode change made moments ago.
 	for (const command of modeCommands(
@@ -368,7 +391,6 @@ async function continueThread(
 		deps.newId,
 	))
 		await entry.machine.dispatch(command);
-	const messageId = deps.newId();
 	const plan = planDelivery(
 		args.mode,
 		projection,
@@ -381,7 +403,7 @@ async function continueThread(
 			threadId,
 			messageId,
 			text: args.prompt,
-			attachments: [],
+			attachments,
 			createdBy: "user",
 			creationSource: "mcp",
 			...(plan.deliveryIntent ? { deliveryIntent: plan.deliveryIntent } : {}),

@@ -6,6 +6,7 @@ import {
 	runError,
 } from "../t3/derive.ts";
 import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
+import { attachmentsShape } from "./attachments.ts";
 import type { ThreadDeps } from "./deps.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
@@ -84,6 +85,7 @@ export async function readThread(
 				messages: details.messages.map((m) => ({
 					role: m.role,
 					text: capText(m.text, cap),
+					attachments: attachmentsShape(m.attachments),
 				})),
 				tools: details.tools.map((t) => ({
 					...t,

@@ -274,7 +274,7 @@ function configToml(machines: MachineConfig[]): string {
 }
 
 /** The stack over stdio: sims in this process, the server a `t3code-mcp stdio` child per client. */
-async function startStdioStack(options: StackOptions): Promise<Stack> {
+export async function startStdioStack(options: StackOptions): Promise<Stack> {
 	const unsupported: string[] = (
 		[
 			"statePath",

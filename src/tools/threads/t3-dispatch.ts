@@ -6,6 +6,10 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import {
+	ATTACHMENT_NAME_MAX,
+	ATTACHMENTS_MAX,
+} from "../../threads/attachments.ts";
+import {
 	type DispatchResult,
 	dispatch,
 	PROMPT_LIMIT,
@@ -47,7 +51,7 @@ export const t3Dispatch = defineTool({
 	name: "t3_dispatch",
 	title: "Start a T3 coding run",
 	description:
-		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn, and `delivered_as` says what T3 did (started, queued, steered, restarted). Steer works on every provider: one that cannot join a running turn is steered by restarting it (t3_models `steer` says how each steers). A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run. For several threads working in one project at the same time, pass workspace: \"worktree\": each gets its own worktree and branch (t3_diff shows each one's changes alone). fork_of starts a new thread from another thread's conversation.",
+		"Start a coding agent run on a T3 Code machine and return at once with its thread_id (it does not wait for the run). Without thread_id it creates a new thread in `project` on `machine` (find them with t3_machines and t3_projects); with thread_id it sends a follow-up message to that existing thread (machine/project may then be omitted). `mode` says what a follow-up does while a run is still going: queue (default, runs after it), steer (joins the running run) or restart (interrupts it and starts over with this message); the result's `queued` is true when the message waits its turn, and `delivered_as` says what T3 did (started, queued, steered, restarted). Steer works on every provider: one that cannot join a running turn is steered by restarting it (t3_models `steer` says how each steers). A new thread runs with full access unless runtime_mode says otherwise; a follow-up keeps the thread's mode unless you pass runtime_mode. Pick another model, plan mode or model options with model / interaction_mode / options, as t3_models lists them for the machine. Then call t3_wait with the thread_id to get the outcome (completed, failed, interrupted, or a question to answer with t3_answer), or pass wait: true to do both in one call (a task with MCP Tasks: you are woken when the run settles or asks). Pass idempotency_key to make a retry of this call safe: the same key with the same arguments never starts a second run. For several threads working in one project at the same time, pass workspace: \"worktree\": each gets its own worktree and branch (t3_diff shows each one's changes alone). fork_of starts a new thread from another thread's conversation. attachments sends files (a screenshot, a log) with the message, up to 3 MiB together.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -166,6 +170,32 @@ export const t3Dispatch = defineTool({
 			.optional()
 			.describe(
 				"With fork_of: the source thread's run (t3_thread runs[].id) whose end the fork starts from.",
+			),
+		// Limits are checked in dispatch() so each refusal names the attachment and the limit;
+		// the schema only advertises them.
+		attachments: z
+			.array(
+				z.strictObject({
+					name: z
+						.string()
+						.meta({ maxLength: ATTACHMENT_NAME_MAX })
+						.describe(
+							'File name only (no / or \\), e.g. "screenshot.png"; at most 255 characters.',
+						),
+					mime_type: z
+						.string()
+						.describe(
+							'MIME type, e.g. "image/png", "application/pdf", "text/plain" (image/* is sent as an image).',
+						),
+					data: z
+						.string()
+						.describe("The file's bytes, base64 (standard alphabet, padded)."),
+				}),
+			)
+			.meta({ maxItems: ATTACHMENTS_MAX })
+			.optional()
+			.describe(
+				"Files sent with the message, e.g. a screenshot or a log: up to 8, all together at most 3 MiB decoded (a /mcp request is capped at 4 MiB). For larger files, put them in the project and refer to them in the prompt.",
 			),
 		wait: z
 			.boolean()

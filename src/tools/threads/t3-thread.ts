@@ -64,7 +64,23 @@ export const t3Thread = defineTool({
 				ordinal: z.number(),
 				status: z.string(),
 				...failureFields,
-				messages: z.array(z.object({ role: z.string(), text: z.string() })),
+				messages: z.array(
+					z.object({
+						role: z.string(),
+						text: z.string(),
+						attachments: z
+							.array(
+								z.object({
+									name: z.string(),
+									mime_type: z.string(),
+									size: z.number().describe("Bytes."),
+								}),
+							)
+							.describe(
+								"Files sent with the message (t3_dispatch attachments); their bytes are not shown.",
+							),
+					}),
+				),
 				tools: z.array(
 					z.object({
 						item_id: z
