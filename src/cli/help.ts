@@ -17,7 +17,8 @@ Commands:
                      --host H  --port P (default 3773)  --token T  --project TITLE=PATH (repeatable)
                      --protocol 1|2|3 (3: newer than this connector)  --step-ms N
                      --compat prerelease  as the pre-release V2 engine (no deliveryIntent, getTurnItem,
-                       searchThreads, thread.fork, attachments, project create, queued-run edit)
+                       searchThreads, thread.fork, attachments, project create, queued-run edit,
+                       approval options, system_notice items, background work and its wake runs)
                      --pairing  also print a single-use pairing link (for pair; its tokens last 30 days)
   check [--json]   validate the config and probe every machine (token expiry included: it fails within
                      7 days of it); exit 0 only when all pass
