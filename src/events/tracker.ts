@@ -228,7 +228,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			return;
 		}
 		if (nothingToDo(record, shell)) return;
-		const { projection } = await entry.machine.getThread(threadId);
+		// Only runs after the baseline make events: a followed window of the latest turns does.
+		const { projection } = await entry.machine.getThread(threadId, {
+			covers: (p) => coversAfter(p, record.baseline_ordinal),
+		});
 		// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
 		if (projection.thread.deletedAt) {
 			reportVanished(deps, entry, record);
@@ -406,6 +409,13 @@ function transitions(
 		}));
 	}
 	return out;
+}
+
+/** Every run after `baseline` is in the projection (a window of the latest runs, or all). */
+function coversAfter(projection: ThreadProjection, baseline: number): boolean {
+	let oldest = Number.POSITIVE_INFINITY;
+	for (const run of projection.runs) oldest = Math.min(oldest, run.ordinal);
+	return oldest <= baseline + 1;
 }
 
 /** Highest ordinal up to which every run is terminal: older runs can never produce events again. */

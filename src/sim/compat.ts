@@ -27,7 +27,9 @@ export type SimFeature =
 	/** `system_notice` turn items (OBSERVED.md §6.5 item 25: not in the pre-release contract). */
 	| "systemNotice"
 	/** The shell's `pendingBackgroundTasks` and the `notification` wake runs T3 starts when they end (§6.5 items 14, 21). */
-	| "backgroundWork";
+	| "backgroundWork"
+	/** `subscribeThread.acceptBoundedSnapshot`: a window of the latest turns. */
+	| "boundedSnapshot";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

@@ -3,6 +3,9 @@
  * the thread's stored events after `afterSequence` when it fits the 128-event budget, then
  * `synchronized` and every live domain event as `{kind:"event", sequence, event}`.
  */
+
+import { boundedWindow } from "./bounded-window.ts";
+import { simHas } from "./compat.ts";
 import type { SimContext } from "./context.ts";
 import type { Outcome } from "./engine.ts";
 import type { LoggedEvent } from "./store.ts";
@@ -13,6 +16,8 @@ export interface ThreadStreamInput {
 	threadId: string;
 	afterSequence?: number;
 	requestCompletionMarker?: boolean;
+	/** Newer T3: the snapshot may be a bounded window (the pre-release ignores it). */
+	acceptBoundedSnapshot?: boolean;
 }
 
 /** Returns a failure Outcome, or the disposer of a started stream. */
@@ -36,11 +41,21 @@ export function openThreadStream(
 			after > store.head() ||
 			events.length > REPLAY_BUDGET
 		) {
-			initial.push({
-				kind: "snapshot",
-				snapshotSequence: thread.lastSequence,
-				projection: store.projection(thread),
-			});
+			const projection = store.projection(thread);
+			initial.push(
+				input.acceptBoundedSnapshot === true &&
+					simHas(ctx.compat, "boundedSnapshot")
+					? {
+							kind: "snapshot",
+							snapshotSequence: thread.lastSequence,
+							...boundedWindow(projection),
+						}
+					: {
+							kind: "snapshot",
+							snapshotSequence: thread.lastSequence,
+							projection,
+						},
+			);
 		} else {
 			for (const e of events)
 				initial.push({ kind: "event", sequence: e.sequence, event: e.event });

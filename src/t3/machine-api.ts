@@ -10,6 +10,7 @@ import type {
 	ProjectShell,
 	SearchMatch,
 	ThreadDetail,
+	ThreadProjection,
 	ThreadShell,
 	TurnItem,
 } from "./model.ts";
@@ -120,8 +121,15 @@ export interface Machine {
 	ready(timeoutMs?: number): Promise<void>;
 	start(): void;
 	stop(): Promise<void>;
-	/** HTTP `GET /api/orchestration/threads/:id` (full projection). NOT_FOUND when unknown. */
-	getThread(threadId: string): Promise<ThreadDetail>;
+	/**
+	 * HTTP `GET /api/orchestration/threads/:id` (full projection). NOT_FOUND when unknown.
+	 * `covers`: a reader that needs only recent runs accepts a followed bounded window (the
+	 * latest turns) for which it answers true, instead of a GET of the whole history.
+	 */
+	getThread(
+		threadId: string,
+		options?: { covers?: (projection: ThreadProjection) => boolean },
+	): Promise<ThreadDetail>;
 	/**
 	 * RPC `orchestration.dispatchCommand`. The same command (same commandId) is re-sent after a
 	 * transport failure until `commandRetryMs` runs out, so a lost reply never runs it twice.

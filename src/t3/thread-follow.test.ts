@@ -145,6 +145,7 @@ describe("thread following", () => {
 		t.machine.follow?.("t1");
 		const s = t.streams[0] as FakeStream;
 		expect(s.payload).toEqual({
+			acceptBoundedSnapshot: true,
 			threadId: "t1",
 			requestCompletionMarker: true,
 		});
@@ -167,6 +168,32 @@ describe("thread following", () => {
 		expect(t.machine.thread("t1")?.latestRunId).toBe("r2");
 		await t.machine.getThread("t1");
 		expect(t.gets()).toBe(1);
+	});
+
+	test("a bounded window answers only the readers it covers; others GET the whole history", async () => {
+		const t = setup(256, 0);
+		t.shellChange(shell("running", "r12"), 10);
+		t.machine.follow?.("t1");
+		const s = t.streams[0] as FakeStream;
+		// Turns 3..12 of 12: older ones left out.
+		const window = Array.from({ length: 10 }, (_, i) =>
+			run(i === 9 ? "running" : "completed", i + 3),
+		);
+		s.push(
+			{ ...snapshot(10, window), hasMoreHistory: true, historyCursor: "c" },
+			{ kind: "synchronized" },
+		);
+		s.push(event(12, "run.updated", run("completed", 12)));
+		await tick();
+		expect(t.machine.thread("t1")?.status).toBe("completed");
+		const covers = (from: number) => (p: { runs: { ordinal: number }[] }) =>
+			Math.min(...p.runs.map((r) => r.ordinal)) <= from;
+		const recent = await t.machine.getThread("t1", { covers: covers(11) });
+		expect(recent.projection.runs.at(-1)?.status).toBe("completed");
+		expect(t.gets()).toBe(0);
+		await t.machine.getThread("t1", { covers: covers(2) });
+		await t.machine.getThread("t1");
+		expect(t.gets()).toBe(2);
 	});
 
 	test("a thread the shell has not shown yet reads as the stream shows it, as its change said", async () => {
@@ -250,6 +277,7 @@ describe("thread following", () => {
 		t.machine.follow?.("t1");
 		const again = t.streams.at(-1) as FakeStream;
 		expect(again.payload).toEqual({
+			acceptBoundedSnapshot: true,
 			threadId: "t1",
 			requestCompletionMarker: true,
 			afterSequence: 10,
@@ -276,6 +304,7 @@ describe("thread following", () => {
 		t.emitInner({ kind: "synchronized", sequence: 30 });
 		const second = t.streams[1] as FakeStream;
 		expect(second.payload).toEqual({
+			acceptBoundedSnapshot: true,
 			threadId: "t1",
 			requestCompletionMarker: true,
 			afterSequence: 11,

@@ -49,6 +49,8 @@ export interface FollowOptions {
 export interface KeptView {
 	view: FollowedProjection;
 	lastSeq: number;
+	/** False for a bounded window (older rows left out). */
+	complete: boolean;
 }
 
 interface Followed {
@@ -172,6 +174,9 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		const payload: Record<string, unknown> = {
 			threadId: f.threadId,
 			requestCompletionMarker: true,
+			// A newer T3 then sends the latest turns instead of the whole history (the pre-release
+			// ignores it): under load every new run on a thread took a snapshot of all of it.
+			acceptBoundedSnapshot: true,
 		};
 		const resume = f.view !== null;
 		if (resume) payload.afterSequence = f.lastSeq;
@@ -268,10 +273,10 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		if (followed.get(f.threadId) === f) followed.delete(f.threadId);
 		// Kept for the next follow to resume from (only the events since, instead of a snapshot
 		// of the whole history, which under load grew with every run).
-		if (keep && f.view && f.complete && !f.failed)
+		if (keep && f.view && !f.failed)
 			kept.keep(
 				keyOf(f.threadId),
-				{ view: f.view, lastSeq: f.lastSeq },
+				{ view: f.view, lastSeq: f.lastSeq, complete: f.complete },
 				f.view.rowCount(),
 			);
 	}
@@ -316,7 +321,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				failed: false,
 				// A view kept from the last follow: the stream resumes after its sequence.
 				view: resumable?.view ?? null,
-				complete: resumable !== undefined,
+				complete: resumable?.complete ?? false,
 				lastSeq: resumable?.lastSeq ?? 0,
 				shellFloor: 0,
 				emitted: null,
@@ -395,7 +400,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 			for (const f of [...followed.values()]) close(f, false);
 			await inner.stop();
 		},
-		async getThread(threadId) {
+		async getThread(threadId, readOptions) {
 			let f = followed.get(threadId);
 			// A subscription on its way answers about as soon as a GET would: wait for it.
 			if (f && !f.live && f.stream && !f.failed) {
@@ -409,15 +414,23 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				behindMs > 0 &&
 				f?.view &&
 				f.live &&
-				f.complete &&
+				(f.complete || readOptions?.covers) &&
 				f.stream &&
 				!current(f)
 			) {
 				await caughtUp(f, behindMs);
 				f = followed.get(threadId);
 			}
-			if (f?.view && f.live && f.complete && current(f))
-				return { snapshotSequence: f.lastSeq, projection: f.view.projection() };
+			if (f?.view && f.live && current(f)) {
+				if (f.complete)
+					return {
+						snapshotSequence: f.lastSeq,
+						projection: f.view.projection(),
+					};
+				const projection = f.view.projection();
+				if (readOptions?.covers?.(projection))
+					return { snapshotSequence: f.lastSeq, projection };
+			}
 			return inner.getThread(threadId);
 		},
 		async dispatch(command) {

@@ -342,7 +342,11 @@ export async function evaluate(
 	) {
 		return null;
 	}
-	const { projection } = await loc.entry.machine.getThread(loc.threadId);
+	// The run waited on is among the latest: a followed window of the latest turns answers.
+	const { projection } = await loc.entry.machine.getThread(loc.threadId, {
+		covers: (p) =>
+			dispatch ? findRunByMessageId(p, dispatch.message_id) !== null : true,
+	});
 	// Deleted: what T3 answers 404 for; a followed stream may show it first (vanish.ts).
 	if (projection.thread.deletedAt)
 		throw new T3Error("NOT_FOUND", `thread ${loc.threadId} was deleted`);

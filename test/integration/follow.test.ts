@@ -7,7 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { connect, dispatchPayload } from "../../src/sim/test-client.ts";
+import {
+	connect,
+	dispatchPayload,
+	firstProjectId,
+	launchPayload,
+} from "../../src/sim/test-client.ts";
 import {
 	type Delivery,
 	type Receiver,
@@ -239,5 +244,78 @@ describe("thread following", () => {
 			"thread.completed",
 		]);
 		expect(projectionGets()).toBe(gets0);
+	});
+
+	test("a long thread is followed from a bounded window: its run's outcome is read from memory, other reads GET it whole", async () => {
+		// Twelve turns made by another T3 client, so the connector never followed them.
+		const other = await connect(stack.sim());
+		const runs = () =>
+			(
+				(stack.sim().projection(threadId) as {
+					runs: { status: string }[];
+				}) ?? { runs: [] }
+			).runs;
+		const settled = (n: number) => () =>
+			runs().length === n && runs().every((r) => r.status === "completed");
+		const launch = launchPayload(await firstProjectId(stack.sim()), "hello");
+		const threadId = launch.threadId;
+		try {
+			expect(
+				(await other.call("orchestration.launchThread", launch))._tag,
+			).toBe("Success");
+			await until(settled(1), 10_000, "turn 1");
+			for (let n = 2; n <= 12; n++) {
+				expect(
+					(
+						await other.call(
+							"orchestration.dispatchCommand",
+							dispatchPayload(threadId, "hello"),
+						)
+					)._tag,
+				).toBe("Success");
+				await until(settled(n), 10_000, `turn ${n}`);
+			}
+		} finally {
+			other.close();
+		}
+		const subs0 = threadSubscriptions();
+		const { data: d, isError } = await callTool<{ run_id: string }>(
+			client,
+			"t3_dispatch",
+			{ thread_id: threadId, prompt: "long task" },
+		);
+		expect(isError).toBe(false);
+		await untilFollowed(subs0 + 1);
+		const gets0 = projectionGets(); // a follow-up's dispatch reads the thread itself
+		// The window holds the latest 10 turns: served to a reader it covers, GET for the rest.
+		const recent = await machine().getThread(threadId, { covers: () => true });
+		expect(recent.projection.runs).toHaveLength(10);
+		expect(projectionGets()).toBe(gets0);
+		const whole = await machine().getThread(threadId);
+		expect(whole.projection.runs).toHaveLength(13);
+		expect(projectionGets()).toBe(gets0 + 1);
+		const waiting = callTool<{
+			outcome: string;
+			run_id: string;
+			message: string;
+		}>(client, "t3_wait", { thread_id: threadId, timeout: 20 });
+		await stack.server.services.events.tracker.idle();
+		stack.sim().finishRun(threadId);
+		expect((await waiting).data).toMatchObject({
+			outcome: "completed",
+			run_id: d.run_id,
+			message: "The long task is done.",
+		});
+		await until(
+			() => forThread(threadId).length === 1,
+			10_000,
+			"completion event",
+		);
+		expect(forThread(threadId)[0]?.body).toMatchObject({
+			type: "thread.completed",
+			run_id: d.run_id,
+			message: "The long task is done.",
+		});
+		expect(projectionGets()).toBe(gets0 + 1);
 	});
 });
