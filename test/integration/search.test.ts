@@ -191,4 +191,22 @@ describe("t3_threads query through T3's message search", () => {
 			sim.setDelay(0);
 		}
 	});
+
+	test("an archived thread T3's search finds is listed only with archived: true", async () => {
+		const archived = await callTool(client, "t3_manage", {
+			thread_id: ids.first,
+			action: "archive",
+		});
+		expect(archived.isError).toBe(false);
+		const active = await list({ query: "quokka" });
+		expect(active.data.threads.map((t) => t.thread_id)).toEqual([
+			ids.oldTitled,
+			ids.second,
+		]);
+		const { data } = await list({ query: "quokka", archived: true });
+		expect(data.threads.map((t) => [t.thread_id, t.archived])).toEqual([
+			[ids.first, true],
+		]);
+		expect(data.threads[0]?.match?.snippet).toContain("quokka");
+	});
 });
