@@ -3,7 +3,8 @@
  * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2|3 --step-ms N
  * --compat current|prerelease, --pairing (also print a single-use pairing link for `t3code-mcp pair`).
  * Bad flags print a clear message on stderr and exit with code 2; --help prints the usage on
- * stdout and exits 0, as every other command's.
+ * stdout and exits 0, as every other command's; an address it cannot listen on is one line and
+ * exit 3, as for `serve`.
  */
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
@@ -126,7 +127,22 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		process.on("SIGTERM", done);
 	});
 	const { pairing, ...simOptions } = options;
-	const sim = await startSim(simOptions);
+	let sim: Awaited<ReturnType<typeof startSim>>;
+	try {
+		sim = await startSim(simOptions);
+	} catch (error) {
+		// Cannot listen: one line and exit 3, as `serve` (never a stack trace).
+		const code = (error as { code?: unknown })?.code;
+		const listen =
+			(typeof code === "string" &&
+				/^E(ADDRINUSE|ADDRNOTAVAIL|INVAL|ACCES)$/.test(code)) ||
+			(error instanceof Error && /Failed to start server/.test(error.message));
+		if (!listen) throw error;
+		process.stderr.write(
+			`sim: ${simOptions.host ?? "127.0.0.1"}:${simOptions.port}: cannot listen there (an address this machine does not have, a name that does not resolve, or a port in use); pass --host with an address of this machine (such as 127.0.0.1) and --port with a free port (0 picks one)\n`,
+		);
+		process.exit(3);
+	}
 	process.stdout.write(
 		`T3 simulator listening on ${sim.url}${sim.compat === "current" ? "" : ` (as the ${sim.compat} engine)`}\ntoken: ${sim.token}\n${pairing ? `pairing link: ${sim.pairingLink()}\n` : ""}`,
 	);

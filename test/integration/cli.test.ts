@@ -108,6 +108,17 @@ describe("a bad command line exits 2, for every command", () => {
 });
 
 describe("an unusable listen address exits 3 with one line", () => {
+	test("sim, too", async () => {
+		const run = await cli(["sim", "--host", "999.1.1.1", "--port", "0"]);
+		expect(run.code).toBe(3);
+		expect(lines(run.stderr)).toEqual([
+			expect.stringMatching(
+				/^sim: 999\.1\.1\.1:0: cannot listen there .*--host/,
+			),
+		]);
+		expect(run.stdout).toBe("");
+	}, 20_000);
+
 	const cases: [string, RegExp][] = [
 		["999.1.1.1", /not a valid IP address/],
 		["no-such-host.invalid", /does not resolve/],

@@ -63,6 +63,27 @@ const ID_ARGS: {
 		args: (id) => ({ thread_id: id, prompt: "hi" }),
 	},
 	{
+		tool: "t3_dispatch",
+		arg: "fork_of",
+		args: (id) => ({
+			machine: "demo",
+			project: "demo",
+			prompt: "hi",
+			fork_of: id,
+		}),
+	},
+	{
+		tool: "t3_dispatch",
+		arg: "fork_run_id",
+		args: (id) => ({
+			machine: "demo",
+			project: "demo",
+			prompt: "hi",
+			fork_of: "t-ok",
+			fork_run_id: id,
+		}),
+	},
+	{
 		tool: "t3_wait",
 		arg: "thread_id",
 		args: (id) => ({ thread_id: id, timeout: 0 }),
@@ -88,6 +109,15 @@ const ID_ARGS: {
 		tool: "t3_manage",
 		arg: "thread_id",
 		args: (id) => ({ thread_id: id, action: "archive" }),
+	},
+	{
+		tool: "t3_manage",
+		arg: "run_id",
+		args: (id) => ({
+			thread_id: "t-ok",
+			action: "retry_preparation",
+			run_id: id,
+		}),
 	},
 	{ tool: "t3_delete", arg: "thread_id", args: (id) => ({ thread_id: id }) },
 	{ tool: "t3_diff", arg: "thread_id", args: (id) => ({ thread_id: id }) },
