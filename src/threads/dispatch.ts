@@ -39,6 +39,7 @@ import {
 } from "./idempotency.ts";
 import { locateThread, readDetail } from "./locate.ts";
 import { checkSelection } from "./model-catalog.ts";
+import { checkPrompt } from "./prompt.ts";
 import {
 	chooseModel,
 	requireOnline,
@@ -56,7 +57,7 @@ import {
 const TOOL = "t3_dispatch";
 
 /** T3 refuses very long messages (about 120 000 characters); stay clearly below. */
-export const PROMPT_LIMIT = 100_000;
+export { PROMPT_LIMIT } from "./prompt.ts";
 
 export interface DispatchArgs {
 	machine?: string;
@@ -115,18 +116,7 @@ export async function dispatch(
 	args: DispatchArgs,
 	origin: string | null,
 ): Promise<DispatchResult> {
-	// Control characters are not a message either (a NUL-only prompt would start an empty run).
-	if (args.prompt.replace(/[\p{Cc}\p{Cf}\s]/gu, "") === "")
-		throw new ThreadError(
-			"prompt: must not be empty (or only whitespace and control characters).",
-		);
-	// Characters are code points (as JSON Schema's maxLength counts them), not UTF-16 units.
-	const length = codePoints(args.prompt);
-	if (length > PROMPT_LIMIT) {
-		throw new ThreadError(
-			`prompt: ${length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
-		);
-	}
+	checkPrompt(args.prompt);
 	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
 	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
@@ -658,10 +648,4 @@ function requestedBranch(record: DispatchRecord): string | undefined {
 	};
 	const branch = payload.workspaceStrategy?.branch;
 	return typeof branch === "string" ? branch : undefined;
-}
-
-function codePoints(text: string): number {
-	let n = 0;
-	for (const _ of text) n++;
-	return n;
 }

@@ -6,28 +6,20 @@
  */
 import { T3Error } from "../t3/machine-api.ts";
 import type { ThreadDeps } from "./deps.ts";
-import { PROMPT_LIMIT } from "./dispatch.ts";
 import { ThreadError } from "./errors.ts";
 import { type LocatedThread, readDetail } from "./locate.ts";
+import { checkPrompt } from "./prompt.ts";
 import { isUnsupported, unsupportedError } from "./unsupported.ts";
 
 export type QueueAction = "cancel_queued" | "edit_queued";
 
-/** The same rules as t3_dispatch's prompt: something besides whitespace/controls, capped. */
-export function checkPrompt(prompt: string | undefined): string {
+/** The queued run's new message, by the same rules as t3_dispatch's prompt. */
+export function queuedPrompt(prompt: string | undefined): string {
 	if (prompt === undefined)
 		throw new ThreadError(
 			'prompt: required for action "edit_queued" (the queued run\'s new message).',
 		);
-	if (prompt.replace(/[\p{Cc}\p{Cf}\s]/gu, "") === "")
-		throw new ThreadError(
-			"prompt: must not be empty (or only whitespace and control characters).",
-		);
-	const length = [...prompt].length;
-	if (length > PROMPT_LIMIT)
-		throw new ThreadError(
-			`prompt: ${length} characters is over the limit of ${PROMPT_LIMIT}. Shorten it or put the material in a file in the project and refer to it.`,
-		);
+	checkPrompt(prompt);
 	return prompt;
 }
 
@@ -61,7 +53,7 @@ export async function changeQueuedRun(
 		throw new ThreadError(
 			`run_id: required for action "${action}" (the queued run, from t3_thread queued[].run_id).`,
 		);
-	const text = action === "edit_queued" ? checkPrompt(prompt) : undefined;
+	const text = action === "edit_queued" ? queuedPrompt(prompt) : undefined;
 	// A fresh read: a run that started a moment ago must not be edited behind the agent's back.
 	const { projection } = await readDetail(located, true);
 	const run = projection.runs.find((r) => r.id === runId);
