@@ -9,17 +9,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { TRUNCATION_MARKER } from "../../src/t3/derive.ts";
 import { MASK } from "../../src/util/redact.ts";
-import {
-	type Receiver,
-	startReceiver,
-	TEST_SECRET,
-} from "../helpers/receiver.ts";
-import {
-	callTool,
-	type Stack,
-	startStack,
-	untilRunning,
-} from "../helpers/stack.ts";
+import { type Receiver, TEST_SECRET } from "../helpers/receiver.ts";
+import { callTool, type Stack, untilRunning } from "../helpers/stack.ts";
+import { startTwoEngines, stopTwoEngines } from "../helpers/two-engines.ts";
 
 type Dispatched = { thread_id: string; run_id: string; queued: boolean };
 type Queued = { run_id: string; text: string; held: boolean };
@@ -35,21 +27,9 @@ let receiver: Receiver;
 let stack: Stack;
 let client: Client;
 beforeAll(async () => {
-	receiver = startReceiver();
-	stack = await startStack({
-		machines: [
-			{ name: "demo" },
-			{ name: "old", sim: { compat: "prerelease" } },
-		],
-		// A configured secret, so the listing's masking can be seen.
-		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
-	});
-	client = await stack.client();
+	({ receiver, stack, client } = await startTwoEngines());
 });
-afterAll(async () => {
-	await stack.stop();
-	await receiver.stop();
-});
+afterAll(() => stopTwoEngines({ stack, receiver }));
 
 const dispatch = async (args: Record<string, unknown>, machine = "demo") => {
 	const d = await callTool<Dispatched>(

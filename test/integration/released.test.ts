@@ -7,18 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { FAILING_TEST_OUTPUT } from "../../src/sim/agent.ts";
-import {
-	type Receiver,
-	startReceiver,
-	TEST_SECRET,
-} from "../helpers/receiver.ts";
-import {
-	callTool,
-	launchOnSim,
-	type Stack,
-	startStack,
-	until,
-} from "../helpers/stack.ts";
+import type { Receiver } from "../helpers/receiver.ts";
+import { callTool, launchOnSim, type Stack, until } from "../helpers/stack.ts";
+import { startTwoEngines, stopTwoEngines } from "../helpers/two-engines.ts";
 
 type Dispatched = { thread_id: string; run_id: string };
 type Tool = {
@@ -54,20 +45,9 @@ let receiver: Receiver;
 let stack: Stack;
 let client: Client;
 beforeAll(async () => {
-	receiver = startReceiver();
-	stack = await startStack({
-		machines: [
-			{ name: "demo" },
-			{ name: "old", sim: { compat: "prerelease" } },
-		],
-		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
-	});
-	client = await stack.client();
+	({ receiver, stack, client } = await startTwoEngines());
 });
-afterAll(async () => {
-	await stack.stop();
-	await receiver.stop();
-});
+afterAll(() => stopTwoEngines({ stack, receiver }));
 
 async function run(
 	prompt: string,

@@ -8,12 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import {
-	type Receiver,
-	startReceiver,
-	TEST_SECRET,
-} from "../helpers/receiver.ts";
-import { callTool, type Stack, startStack, until } from "../helpers/stack.ts";
+import type { Receiver } from "../helpers/receiver.ts";
+import { callTool, type Stack, until } from "../helpers/stack.ts";
+import { startTwoEngines, stopTwoEngines } from "../helpers/two-engines.ts";
 
 type Question = {
 	request_id: string;
@@ -41,21 +38,10 @@ let receiver: Receiver;
 let stack: Stack;
 let client: Client;
 beforeAll(async () => {
-	receiver = startReceiver();
-	stack = await startStack({
-		machines: [
-			{ name: "demo" },
-			{ name: "old", sim: { compat: "prerelease" } },
-		],
-		server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
-	});
-	client = await stack.client();
+	({ receiver, stack, client } = await startTwoEngines());
 	stack.sim("demo").record(true);
 });
-afterAll(async () => {
-	await stack.stop();
-	await receiver.stop();
-});
+afterAll(() => stopTwoEngines({ stack, receiver }));
 
 async function dispatch(prompt: string, machine = "demo"): Promise<string> {
 	const d = await callTool<{ thread_id: string }>(client, "t3_dispatch", {
