@@ -15,10 +15,9 @@ import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createTokenExpiryStore } from "./store/token-expiries.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
-import { createKeptViews } from "./t3/kept-views.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
-import { followThreads, type KeptView } from "./t3/thread-follow.ts";
+import { createKeptThreadViews, followThreads } from "./t3/thread-follow.ts";
 import { createTaskService, type TaskService } from "./tasks/task-service.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
 import { createModelCatalog } from "./threads/model-catalog.ts";
@@ -93,7 +92,7 @@ export function createServices(
 				},
 			}));
 	// One budget for the views every machine keeps after release (src/t3/kept-views.ts).
-	const keptViews = createKeptViews<KeptView>();
+	const keptViews = createKeptThreadViews();
 	const fleet = createFleet(config.machines, (machine) => {
 		metrics.inc(
 			"t3code_mcp_follow_fallbacks_total",

@@ -13,11 +13,12 @@ import {
 import { decodeThreadShell } from "./decode/shell.ts";
 import type { ThreadEvent } from "./decode/thread-stream.ts";
 import { type ThreadActivity, threadActivity } from "./derive.ts";
-import type {
-	Run,
-	RuntimeRequest,
-	ThreadProjection,
-	ThreadShell,
+import {
+	type Run,
+	type RuntimeRequest,
+	TERMINAL_RUN_STATUSES,
+	type ThreadProjection,
+	type ThreadShell,
 } from "./model.ts";
 
 type Row = { id: string; [key: string]: unknown };
@@ -47,6 +48,13 @@ const COLLECTION_OF: Record<string, string> = {
 
 const COLLECTIONS = [...new Set(Object.values(COLLECTION_OF))];
 
+/** Lists of the thread as a whole (a handful of rows), kept when a view is trimmed. */
+const THREAD_LEVEL = new Set([
+	"providerSessions",
+	"providerThreads",
+	"checkpointScopes",
+]);
+
 const DECODERS: Record<string, (raw: unknown) => Row> = {
 	runs: decodeRun,
 	messages: decodeMessage,
@@ -73,6 +81,12 @@ export interface FollowedProjection {
 	thread(): ThreadShell;
 	/** How many rows it holds: what keeping it costs, roughly. */
 	rowCount(): number;
+	/**
+	 * Drops every row but those of the latest run, of runs still going, of pending requests and
+	 * of the thread itself: what activity and the next run's readers need. For a view that is
+	 * a window anyway (a bounded snapshot), kept only to resume from.
+	 */
+	trimToRecent(): void;
 }
 
 export function createFollowedProjection(
@@ -159,12 +173,50 @@ export function createFollowedProjection(
 		},
 		activity,
 		thread: () => thread,
+		trimToRecent() {
+			const runs = rows.get("runs") ?? new Map<string, Row>();
+			let latest: Row | undefined;
+			for (const run of runs.values())
+				if (!latest || ordinalOf(run) > ordinalOf(latest)) latest = run;
+			const keptRuns = new Set<string>();
+			for (const run of runs.values())
+				if (run === latest || !TERMINAL_RUN_STATUSES.has(String(run.status)))
+					keptRuns.add(run.id);
+			const requests = rows.get("runtimeRequests");
+			const keptRequests = new Set<string>();
+			for (const request of requests?.values() ?? [])
+				if (request.status === "pending" || keptRuns.has(String(request.runId)))
+					keptRequests.add(request.id);
+			const keptAttempts = new Set<string>();
+			for (const attempt of rows.get("attempts")?.values() ?? [])
+				if (keptRuns.has(String(attempt.runId))) keptAttempts.add(attempt.id);
+			for (const [name, list] of rows) {
+				if (THREAD_LEVEL.has(name)) continue;
+				for (const [id, row] of list) {
+					const keep =
+						name === "runs"
+							? keptRuns.has(id)
+							: name === "runtimeRequests"
+								? keptRequests.has(id)
+								: keptRuns.has(String(row.runId)) ||
+									keptAttempts.has(String(row.runAttemptId));
+					if (!keep) list.delete(id);
+				}
+			}
+			for (const id of withItem) if (!keptRequests.has(id)) withItem.delete(id);
+			cached = null;
+			cachedActivity = null;
+		},
 		rowCount: () => {
 			let n = 0;
 			for (const list of rows.values()) n += list.size;
 			return n;
 		},
 	};
+}
+
+function ordinalOf(row: Row): number {
+	return typeof row.ordinal === "number" ? row.ordinal : -1;
 }
 
 export function sameActivity(a: Activity, b: Activity): boolean {

@@ -39,4 +39,32 @@ describe("kept views", () => {
 		kept.drop("m\u0000absent");
 		expect(kept.stats()).toEqual({ views: 0, rows: 0 });
 	});
+
+	test("past the budget the oldest views are trimmed first, and dropped only if that is not enough", () => {
+		const trimmed: string[] = [];
+		const kept = createKeptViews<string>(100, 50, (view) => {
+			trimmed.push(view);
+			return 5;
+		});
+		kept.keep("m\u0000t1", "v1", 40);
+		kept.keep("m\u0000t2", "v2", 40);
+		kept.keep("m\u0000t3", "v3", 40);
+		// 120 rows: the oldest is trimmed to 5, and every view stays resumable.
+		expect(trimmed).toEqual(["v1"]);
+		expect(kept.stats()).toEqual({ views: 3, rows: 85 });
+		kept.keep("m\u0000t4", "v4", 40);
+		expect(trimmed).toEqual(["v1", "v2"]);
+		expect(kept.stats()).toEqual({ views: 4, rows: 90 });
+		// A view over the per-view share is trimmed instead of refused.
+		kept.keep("m\u0000t5", "long", 500);
+		expect(trimmed).toEqual(["v1", "v2", "long"]);
+		expect(kept.stats()).toEqual({ views: 5, rows: 95 });
+		expect(kept.take("m\u0000t5")).toBe("long");
+		// Everything trimmed and still over: the oldest go.
+		const tight = createKeptViews<string>(10, 50, () => 6);
+		tight.keep("m\u0000a", "a", 20);
+		tight.keep("m\u0000b", "b", 20);
+		expect(tight.take("m\u0000a")).toBeUndefined();
+		expect(tight.take("m\u0000b")).toBe("b");
+	});
 });

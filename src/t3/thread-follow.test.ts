@@ -6,9 +6,14 @@
 import { describe, expect, test } from "bun:test";
 import { onlineStatus } from "../../test/helpers/fake-machine.ts";
 import { silentLogger } from "../util/log.ts";
+import type { KeptViews } from "./kept-views.ts";
 import type { Machine, MachineStreamEnd, ShellChange } from "./machine-api.ts";
 import type { ThreadShell } from "./model.ts";
-import { followThreads } from "./thread-follow.ts";
+import {
+	createKeptThreadViews,
+	followThreads,
+	type KeptView,
+} from "./thread-follow.ts";
 
 interface FakeStream {
 	payload: Record<string, unknown>;
@@ -58,7 +63,11 @@ const event = (sequence: number, type: string, payload: unknown) => ({
 	event: { id: `e${sequence}`, threadId: "t1", type, payload },
 });
 
-function setup(maxThreads = 256, behindMs = 250) {
+function setup(
+	maxThreads = 256,
+	behindMs = 250,
+	keptViews?: KeptViews<KeptView>,
+) {
 	let current: ThreadShell | undefined = shell("running");
 	const listeners = new Set<(change: ShellChange) => void>();
 	const streams: FakeStream[] = [];
@@ -111,6 +120,7 @@ function setup(maxThreads = 256, behindMs = 250) {
 		maxThreads,
 		behindMs,
 		onFallback: () => fallbacks++,
+		...(keptViews ? { keptViews } : {}),
 	});
 	const changes: ShellChange[] = [];
 	machine.onChange((c) => changes.push(c));
@@ -291,6 +301,33 @@ describe("thread following", () => {
 			["r2", "running"],
 		]);
 		expect(t.gets()).toBe(0);
+	});
+
+	test("a view trimmed past the kept budget still resumes; whole-thread reads then GET, recent ones do not", async () => {
+		// A budget of 1 row: the kept view (2 runs) is trimmed to its latest run.
+		const t = setup(1, 250, createKeptThreadViews(1, 1));
+		const release = t.machine.follow?.("t1");
+		const first = t.streams[0] as FakeStream;
+		first.push(snapshot(10, [run("completed"), run("completed", 2)]), {
+			kind: "synchronized",
+		});
+		release?.();
+		t.machine.follow?.("t2")?.();
+		expect(first.cancelled).toBe(true);
+		t.shellChange(shell("running", "r3"), 12);
+		t.machine.follow?.("t1");
+		const again = t.streams.at(-1) as FakeStream;
+		expect(again.payload.afterSequence).toBe(10);
+		again.push(event(12, "run.created", run("running", 3)), {
+			kind: "synchronized",
+		});
+		const recent = await t.machine.getThread("t1", {
+			covers: (p) => p.runs.some((r) => r.id === "r3"),
+		});
+		expect(recent.projection.runs.map((r) => r.id)).toEqual(["r2", "r3"]);
+		expect(t.gets()).toBe(0);
+		await t.machine.getThread("t1");
+		expect(t.gets()).toBe(1);
 	});
 
 	test("a dropped stream resumes after its last sequence once the machine is back", async () => {

@@ -21,7 +21,12 @@ import {
 	type FollowedProjection,
 	sameActivity,
 } from "./followed-projection.ts";
-import { createKeptViews, type KeptViews } from "./kept-views.ts";
+import {
+	createKeptViews,
+	KEPT_ROWS,
+	KEPT_ROWS_PER_VIEW,
+	type KeptViews,
+} from "./kept-views.ts";
 import type { Machine, ShellChange } from "./machine-api.ts";
 import type { ThreadShell } from "./model.ts";
 
@@ -77,6 +82,21 @@ interface Followed {
 	waiters: (() => void)[];
 }
 
+/**
+ * The views kept after release. Past the budget a view is trimmed to its latest run's rows:
+ * enough to resume and to cover the next run, after which it is a window (whole-thread reads GET).
+ */
+export function createKeptThreadViews(
+	maxRows = KEPT_ROWS,
+	maxRowsPerView = KEPT_ROWS_PER_VIEW,
+): KeptViews<KeptView> {
+	return createKeptViews<KeptView>(maxRows, maxRowsPerView, (kept) => {
+		kept.view.trimToRecent();
+		kept.complete = false;
+		return kept.view.rowCount();
+	});
+}
+
 export const DEFAULT_MAX_FOLLOWED = 256;
 /** How long a released, caught-up thread stays subscribed (a follow-up often comes at once). */
 const RETIRE_MS = 100;
@@ -91,7 +111,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const behindMs = options.behindMs ?? 250;
 	const followed = new Map<string, Followed>();
 	/** Views of threads no longer followed, under a row budget (kept-views.ts). */
-	const kept = options.keptViews ?? createKeptViews<KeptView>();
+	const kept = options.keptViews ?? createKeptThreadViews();
 	const keyOf = (threadId: string) => `${inner.name}\u0000${threadId}`;
 	/** The sequence of the latest shell update per thread, and of our latest command. */
 	const shellSeq = new Map<string, number>();
