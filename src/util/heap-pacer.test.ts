@@ -45,12 +45,12 @@ describe("heap pacer", () => {
 		expect(clock.pending()).toBe(0);
 	});
 
-	it("lets a large live heap grow by its own size before collecting", () => {
+	it("lets a large live heap grow by half its own size before collecting", () => {
 		const { clock, state, handle } = pacer(100 * MB);
-		state.heap = 190 * MB;
+		state.heap = 149 * MB;
 		clock.advance(100);
 		expect(state.collections).toBe(0);
-		state.heap = 201 * MB;
+		state.heap = 151 * MB;
 		state.live = 100 * MB;
 		clock.advance(100);
 		expect(state.collections).toBe(1);
