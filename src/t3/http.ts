@@ -117,9 +117,29 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 				`cannot reach ${shown}: ${causeText(err)}`,
 			);
 		}
-		let text: string;
+		const status = res.status;
+		let text = "";
+		let body: unknown;
+		let parsed = true;
 		try {
-			text = await res.text();
+			if (status >= 200 && status < 300) {
+				// Parsed from the bytes (about half the time of text() + JSON.parse for a thread's
+				// projection, on every t3_thread's critical path); a success that is not JSON is
+				// refused below without its text.
+				try {
+					body = await res.json();
+				} catch (err) {
+					if (!(err instanceof SyntaxError)) throw err;
+					parsed = false;
+				}
+			} else {
+				text = await res.text();
+				try {
+					body = text.length > 0 ? JSON.parse(text) : undefined;
+				} catch {
+					parsed = false;
+				}
+			}
 		} catch (err) {
 			if (isTimeout(err))
 				throw new T3Error(
@@ -131,14 +151,6 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 				`reading ${shown} failed: ${causeText(err)}`,
 			);
 		}
-		let body: unknown;
-		let parsed = true;
-		try {
-			body = text.length > 0 ? JSON.parse(text) : undefined;
-		} catch {
-			parsed = false;
-		}
-		const status = res.status;
 		if (status === 401) {
 			throw new T3Error(
 				"UNAUTHORIZED",
