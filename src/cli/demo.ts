@@ -65,7 +65,7 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 			"  Add it to Claude Code:",
 			`    claude mcp add --transport http t3code ${server.mcpUrl}${auth}`,
 			'  Prompts the simulated agent understands: "ask me …", "approve …" (runs a command), "edit a file", "big edit", "long task", "fail", "slow", anything else.',
-			'  Requests as T3 0.1.x sends them (approvals need runtime_mode "approval-required"): "approve with options" (choices, one with a warning), "approve after restart" (not resumable), "sign in again" (auth_refresh), "call a client tool" (dynamic_tool).',
+			'  Requests as T3 0.1.x sends them (approvals need runtime_mode "approval-required"): "approve with options" (choices, one with a warning), "approve after restart" (not resumable), "sign in again" (auth_refresh), "call a client tool" (dynamic_tool), "call a client tool after restart" (a dynamic_tool nobody can answer).',
 			'  Released T3 0.1.x cases: "hit the usage limit" (error_class usage_limit, reset_at, auto_resume), "fail preparing", "run a failing command" (its whole output: t3_thread item_id), "start a background task" (T3 wakes the thread itself: started_by t3).',
 			'  As in T3, commands and edits wait for t3_answer only with runtime_mode "approval-required" (commands also with "auto-accept-edits"); the default full-access never asks.',
 			'  Try t3_models on "demo": ready models and options (e.g. codex/gpt-5.6-sol with reasoningEffort), one not signed in (opencode), one without plan mode (grok). "ask me optionally" asks a question you may dismiss; steer or restart a "long task" with t3_dispatch mode (model restartsteer/steady steers only by restart: delivered_as says "restarted").',

@@ -316,13 +316,13 @@ export function agentIO(
 		async signIn() {
 			await request("auth_refresh", null);
 		},
-		async clientTool(toolName, input) {
-			await request("dynamic_tool_call", {
-				type: "dynamic_tool",
-				title: toolName,
-				toolName,
-				input,
-			});
+		async clientTool(toolName, input, capability) {
+			await request(
+				"dynamic_tool_call",
+				{ type: "dynamic_tool", title: toolName, toolName, input },
+				false,
+				capability,
+			);
 		},
 		steered: () => [...h.steers],
 		hold() {

@@ -71,8 +71,15 @@ export interface AgentIO {
 	): Promise<RuntimeResponse>;
 	/** An `auth_refresh` request: the provider must be signed in again (no turn item). */
 	signIn(): Promise<void>;
-	/** A `dynamic_tool_call` request with its `dynamic_tool` item: a T3 client answers it. */
-	clientTool(toolName: string, input: unknown): Promise<void>;
+	/**
+	 * A `dynamic_tool_call` request with its `dynamic_tool` item: a T3 client answers it.
+	 * `capability`: as for approvals (`not_resumable`: nobody can).
+	 */
+	clientTool(
+		toolName: string,
+		input: unknown,
+		capability?: Record<string, unknown>,
+	): Promise<void>;
 	/** Hold the turn open until interrupted or released by `finishRun`. */
 	hold(): Promise<void>;
 	/** Messages steered into this run so far. */
@@ -249,6 +256,18 @@ export function pickScript(prompt: string): AgentScript {
 			await io.step();
 			await io.signIn();
 			await io.say("Signed in again; carrying on.");
+		};
+	}
+	// Longer before its prefix: a client tool call T3 can no longer deliver an answer to.
+	if (text.includes("call a client tool after restart")) {
+		return async (io) => {
+			await io.step();
+			await io.clientTool(
+				"open_preview",
+				{ url: "http://localhost:5173" },
+				{ type: "not_resumable", reason: NOT_RESUMABLE_REASON },
+			);
+			await io.say("The tool call was resolved elsewhere.");
 		};
 	}
 	if (text.includes("call a client tool")) {

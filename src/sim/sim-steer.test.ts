@@ -152,6 +152,10 @@ describe("requests respond cannot answer", () => {
 			"approve after restart",
 			"cannot be resumed: the provider process that asked ended with a server restart.",
 		],
+		[
+			"call a client tool after restart",
+			"cannot be resumed: the provider process that asked ended with a server restart.",
+		],
 	] as const) {
 		it(`${prompt}: refused, and resolved by finishRun`, async () => {
 			await useSim();

@@ -14,6 +14,11 @@ import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import { listedFailures } from "./listed-failure.ts";
 import { type MessageMatch, searchMessages } from "./message-search.ts";
+import {
+	applyKnownToolCalls,
+	learnPendingToolCalls,
+	listedState,
+} from "./pending-resumability.ts";
 import { requireOnline, resolveMachine, resolveProject } from "./resolve.ts";
 import { type ProjectRef, projectRef } from "./shapes.ts";
 import {
@@ -423,14 +428,29 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 	]);
 
 	const filter: RowFilter = { state, query };
+	const listingOf = (entry: FleetMachine) =>
+		archived ? archived.get(entry) : machineListing(entry.machine);
+	// Pending client tool calls not yet known to be resumable or not: read before any state is.
+	await Promise.all(
+		online.map((entry) => {
+			const list = listingOf(entry);
+			const projects = projectsFor(deps, entry, filters.project);
+			return list && projects.size > 0
+				? learnPendingToolCalls(entry.machine, list, (t) =>
+						projects.has(t.projectId),
+					)
+				: undefined;
+		}),
+	);
 	const sources: Source[] = [];
 	let projectSeen = filters.project === undefined;
 	for (const entry of online) {
 		const projects = projectsFor(deps, entry, filters.project);
 		if (projects.size === 0) continue;
 		projectSeen = true;
-		const list = archived ? archived.get(entry) : machineListing(entry.machine);
+		const list = listingOf(entry);
 		if (!list) continue;
+		applyKnownToolCalls(entry.machine, list);
 		const source: Source = { entry, projects, list, index: 0 };
 		const matches = found.get(entry);
 		if (matches?.size)
@@ -474,7 +494,7 @@ export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
 				project: projectRef(project),
 				title: thread.title,
 				status: thread.status,
-				state: threadState(thread),
+				state: listedState(entry.machine, thread),
 				pending: pendingOf(thread),
 				latest_run: thread.latestRunId
 					? {

@@ -15,8 +15,8 @@ export function pendingOf(thread: ThreadShell): Pending | null {
 
 /**
  * Exactly one state per thread, in CONTRACT.md's order of precedence. A dynamic tool call is
- * answered by a T3 client, so it does not ask for anyone's attention; whether a request is not
- * resumable only the projection says, so the shell cannot count it here.
+ * answered by a T3 client, so it does not ask for anyone's attention; one T3 marks not resumable
+ * does, but only the projection says so: `t3_threads` counts it (pending-resumability.ts).
  */
 export function threadState(thread: ThreadShell): ThreadState {
 	const pending = pendingOf(thread);

@@ -168,6 +168,14 @@ describe("requests nobody answers here", () => {
 			reason: 'client-side tool "open_preview", which a T3 Code client answers',
 		},
 		{
+			prompt: "call a client tool after restart",
+			kind: "dynamic_tool",
+			pending: "dynamic_tool",
+			state: "attention",
+			reason:
+				"(the provider process that asked ended with a server restart). Nobody can answer it: stop the run with t3_interrupt",
+		},
+		{
 			prompt: "approve after restart",
 			kind: "approval",
 			pending: "approval",
@@ -229,6 +237,47 @@ describe("requests nobody answers here", () => {
 			).toBe(false);
 		});
 	}
+
+	test("t3_threads alone tells a client tool call nobody can answer (attention) from one a T3 client answers (active)", async () => {
+		// Listed before any t3_wait or t3_thread read the projection: the listing reads it once.
+		const stuck = await dispatch("call a client tool after restart");
+		const live = await dispatch("call a client tool");
+		const listed = async (state: string) =>
+			(
+				await callTool<{ threads: Row[] }>(client, "t3_threads", {
+					state,
+					limit: 200,
+				})
+			).data.threads.filter(
+				(t) => t.thread_id === stuck || t.thread_id === live,
+			);
+		let both: Row[] = [];
+		await until(
+			async () => {
+				both = (await listed("all")).filter(
+					(t) => t.pending === "dynamic_tool",
+				);
+				return both.length === 2;
+			},
+			10_000,
+			"both tool calls pending",
+		);
+		expect(Object.fromEntries(both.map((t) => [t.thread_id, t.state]))).toEqual(
+			{ [stuck]: "attention", [live]: "active" },
+		);
+		// The state filter agrees with the rows.
+		expect((await listed("attention")).map((t) => t.thread_id)).toEqual([
+			stuck,
+		]);
+		expect((await listed("active")).map((t) => t.thread_id)).toEqual([live]);
+		for (const id of [stuck, live]) {
+			expect((await wait(id)).outcome).toBe("question");
+			const waiting = wait(id);
+			stack.sim("demo").finishRun(id);
+			expect((await waiting).outcome).toBe("completed");
+		}
+		expect((await listed("attention")).map((t) => t.thread_id)).toEqual([]);
+	});
 
 	test("the pre-release engine: plain approvals still answer with accept and decline", async () => {
 		const id = await dispatch("approve this", "old");
