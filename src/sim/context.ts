@@ -38,6 +38,8 @@ export interface SimContext {
 		delayMs: number;
 		/** RPC tag → how many upcoming requests lose their reply. */
 		dropReplies: Map<string, number>;
+		/** Command type → how many upcoming `dispatchCommand`s of it are refused unrun. */
+		refuseCommands: Map<string, number>;
 	};
 	wire: {
 		recording: boolean;

@@ -61,6 +61,27 @@ function cursorDefect(payload: Record<string, unknown>): string | undefined {
 	return undefined;
 }
 
+/** The `refuseNextCommand` fault: a typed refusal, the command never runs. */
+function refusedFault(
+	ctx: SimContext,
+	c: Record<string, unknown>,
+): Outcome | undefined {
+	const type = String(c.type);
+	const left = ctx.faults.refuseCommands.get(type) ?? 0;
+	if (left === 0) return undefined;
+	ctx.faults.refuseCommands.set(type, left - 1);
+	const message = `Command ${type} was refused (simulated fault).`;
+	return {
+		fail: {
+			_tag: "OrchestrationV2DispatchCommandError",
+			commandId: String(c.commandId),
+			commandType: type,
+			message,
+			detail: message,
+		},
+	};
+}
+
 function methodsFor(ctx: SimContext): Record<string, Method> {
 	const common: Record<string, Method> = {
 		"server.getConfig": {
@@ -114,7 +135,7 @@ function methodsFor(ctx: SimContext): Record<string, Method> {
 		...newer,
 		"orchestration.dispatchCommand": {
 			scope: OPERATE_SCOPE,
-			call: (p) => ctx.engine.dispatch(p),
+			call: (p) => refusedFault(ctx, p) ?? ctx.engine.dispatch(p),
 		},
 		"orchestration.launchThread": {
 			scope: OPERATE_SCOPE,

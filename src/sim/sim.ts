@@ -64,7 +64,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		scheduler,
 		outcomes,
 		config: createConfigState(),
-		faults: { blackholed: false, delayMs: 0, dropReplies: new Map() },
+		faults: {
+			blackholed: false,
+			delayMs: 0,
+			dropReplies: new Map(),
+			refuseCommands: new Map(),
+		},
 		wire: { recording: false, frames: [], requests },
 		...(options.hostile
 			? {
@@ -223,6 +228,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			ctx.faults.dropReplies.set(
 				tag,
 				(ctx.faults.dropReplies.get(tag) ?? 0) + 1,
+			);
+		},
+		refuseNextCommand(type) {
+			ctx.faults.refuseCommands.set(
+				type,
+				(ctx.faults.refuseCommands.get(type) ?? 0) + 1,
 			);
 		},
 		finishRun: (threadId) => engine.finishRun(threadId),

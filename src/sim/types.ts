@@ -117,6 +117,11 @@ export interface Sim {
 	/** Execute the next RPC with this tag, never send its Exit, then close that socket. */
 	dropNextReply(tag: string): void;
 	/**
+	 * Refuse the next `dispatchCommand` of this command type (e.g. "message.dispatch") without
+	 * running it, with the typed failure T3 answers a command it will not take.
+	 */
+	refuseNextCommand(type: string): void;
+	/**
 	 * Let a held "long task" run finish normally; end the thread's background tasks now; bring a
 	 * usage limit's reset forward (T3 then resumes the thread by itself).
 	 */

@@ -13,6 +13,8 @@
  *   that may have no thread record, where it lives (machine and project), so whether it is
  *   hidden later is known.
  * - `remove(tool, key)` / `removeRef(tool, ref)`: frees a key whose operation did not happen.
+ * - `moveRef(tool, key, from, to)`: points the key at its next step, only if it still points at
+ *   `from`; false when another call moved it first.
  */
 import { maskDeep, maskSecrets } from "../util/redact.ts";
 import type { Db } from "./db.ts";
@@ -69,6 +71,9 @@ export function createOperationStore(
 	const removeRef = db.query(
 		"DELETE FROM operations WHERE tool = $tool AND ref = $ref",
 	);
+	const moveRef = db.query(
+		"UPDATE operations SET ref = $to WHERE tool = $tool AND key = $key AND ref = $from",
+	);
 
 	return {
 		get: (
@@ -114,6 +119,8 @@ export function createOperationStore(
 		removeRef: (tool: string, ref: string) => {
 			removeRef.run({ tool, ref });
 		},
+		moveRef: (tool: string, key: string, from: string, to: string): boolean =>
+			moveRef.run({ tool, key, from, to }).changes === 1,
 	};
 }
 

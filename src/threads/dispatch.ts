@@ -90,7 +90,15 @@ export interface DispatchArgs {
 interface Claim {
 	key: string;
 	args: string;
+	/** A keyed fork's: the claim already exists and points at the fork (`FORK_REF`). */
+	from?: string;
 }
+
+/**
+ * What a keyed fork's claim points at until its message is recorded: the `thread.fork`
+ * command. A retry then re-sends that fork (T3 forks once per commandId) and only the message.
+ */
+const FORK_REF = "thread.fork:";
 
 export type DispatchResult = {
 	thread_id: string;
@@ -119,9 +127,9 @@ export async function dispatch(
 	checkPrompt(args.prompt);
 	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
-	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
-		return reuse(deps, args, keyed);
 	try {
+		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
+			return await reuse(deps, args, keyed, origin);
 		if (args.fork_of !== undefined)
 			return await dispatchFork(deps, args, origin, keyed?.key);
 		if (args.fork_run_id !== undefined)
@@ -132,15 +140,15 @@ export async function dispatch(
 			? launch(deps, args, origin, keyed?.key)
 			: continueThread(deps, args, args.thread_id, origin, keyed?.key));
 	} catch (error) {
-		// The same key in two calls at once: the second one to record it answers like a retry
-		// of the first.
+		// The same key in two calls at once: the second one to record it (or to move a fork's
+		// claim on) answers like a retry of the first.
 		const code = String((error as { code?: unknown })?.code ?? "");
 		if (
 			keyed &&
 			code.startsWith("SQLITE_CONSTRAINT") &&
 			deps.operations.get(TOOL, keyed.key) !== undefined
 		) {
-			return reuse(deps, args, keyed);
+			return reuse(deps, args, keyed, origin);
 		}
 		throw error;
 	}
@@ -160,6 +168,7 @@ async function reuse(
 	deps: ThreadDeps,
 	args: DispatchArgs,
 	keyed: { key: string; name: string },
+	origin: string | null,
 ): Promise<DispatchResult> {
 	// Refused before resolving anything, so not even the kind of mismatch tells about it.
 	if (deps.operations.get(TOOL, keyed.key) === "hidden")
@@ -174,6 +183,11 @@ async function reuse(
 		fingerprint(resolved),
 		keyed.name,
 	);
+	if (earlier?.ref?.startsWith(FORK_REF) && earlier.thread_id)
+		return dispatchFork(deps, args, origin, keyed.key, {
+			targetId: earlier.thread_id,
+			commandId: earlier.ref.slice(FORK_REF.length),
+		});
 	const record = earlier?.ref
 		? deps.dispatches.byCommandId(earlier.ref)
 		: undefined;
@@ -293,13 +307,16 @@ async function launch(
 
 /**
  * A fork: `thread.fork` makes the new thread (fork.ts), then the prompt runs in it as a
- * continuation would. The key claims the arguments as given (with fork_of, not the new id).
+ * continuation would. The key claims the arguments as given (with fork_of, not the new id),
+ * before the fork is sent: a retry after a failure between the fork and the message re-sends
+ * that same fork (`pending`) and only then the message, so one key never makes two forks.
  */
 async function dispatchFork(
 	deps: ThreadDeps,
 	args: DispatchArgs,
 	origin: string | null,
 	key: string | undefined,
+	pending?: { targetId: string; commandId: string },
 ): Promise<DispatchResult> {
 	if (args.thread_id !== undefined)
 		throw new ThreadError(
@@ -310,15 +327,45 @@ async function dispatchFork(
 		"a fork works where its source thread does (its branch and worktree).",
 	);
 	const source = (fork_of: string) => locateThread(deps, fork_of);
-	const { targetId, projectId } = await forkThread(deps, args, source);
+	let claim: Claim | undefined;
+	const forked = await forkThread(deps, args, source, {
+		ids: pending,
+		before: (projectId, targetId, commandId) => {
+			const fresh = claimFor(args, key, projectId);
+			if (!fresh) return;
+			const from = FORK_REF + commandId;
+			if (!pending)
+				deps.operations.insert({
+					tool: TOOL,
+					key: fresh.key,
+					args: fresh.args,
+					thread_id: targetId,
+					ref: from,
+					created_at: deps.now(),
+				});
+			claim = { ...fresh, from };
+		},
+	}).catch((error: unknown) => {
+		if (!claim?.from) throw error;
+		// Refused: nothing was forked, so the key is free again and a retry forks once.
+		if (error instanceof ThreadError) {
+			deps.operations.removeRef(TOOL, claim.from);
+			throw error;
+		}
+		if (error instanceof T3Error)
+			throw new ThreadError(
+				`fork_of: the machine did not confirm forking thread "${args.fork_of}" (${error.message}). The fork may have been made: call t3_dispatch again with the same idempotency_key to finish it safely (the same fork, never a second one).`,
+			);
+		throw error;
+	});
 	const { fork_of: _, fork_run_id: __, title: ___, ...rest } = args;
 	const result = await continueThread(
 		deps,
 		{ ...rest, machine: undefined, project: undefined },
-		targetId,
+		forked.targetId,
 		origin,
 		key,
-		claimFor(args, key, projectId)?.args,
+		claim ?? claimFor(args, key, forked.projectId),
 	);
 	return { ...result, forked_from: args.fork_of ?? null };
 }
@@ -329,8 +376,8 @@ async function continueThread(
 	threadId: string,
 	origin: string | null,
 	key: string | undefined,
-	/** The claim's canonical arguments when they differ from `args` (a fork's). */
-	claimed?: string,
+	/** The claim when it differs from `args`' own (a fork's). */
+	claimed?: Claim,
 ) {
 	refuseWorkspaceArgs(
 		args,
@@ -420,21 +467,26 @@ async function continueThread(
 		messageId,
 		claim:
 			claimed !== undefined && key !== undefined
-				? { key, args: claimed }
+				? claimed
 				: claimFor(args, key, project.id),
 		command,
 		baseline,
 	});
 	// A refused follow-up must not take the thread's events over: put back what was there.
-	const after = await send(deps, entry, record, () =>
-		known
-			? deps.threads.setWatched(
-					threadId,
-					known.watched === 1,
-					known.origin,
-					deps.now(),
-				)
-			: deps.threads.remove(threadId),
+	const after = await send(
+		deps,
+		entry,
+		record,
+		() =>
+			known
+				? deps.threads.setWatched(
+						threadId,
+						known.watched === 1,
+						known.origin,
+						deps.now(),
+					)
+				: deps.threads.remove(threadId),
+		claimed,
 	);
 	return finish(deps, entry, record, project, after, watched, projection);
 }
@@ -505,7 +557,22 @@ function recordDispatch(
 			payload: JSON.stringify(d.command),
 			created_at: now,
 		});
-		if (d.claim) {
+		if (d.claim?.from !== undefined) {
+			// A fork's claim moves from the fork to this message, unless a call with the
+			// same key got there first (then this one answers like its retry).
+			if (
+				!deps.operations.moveRef(
+					TOOL,
+					d.claim.key,
+					d.claim.from,
+					d.command.commandId,
+				)
+			)
+				throw Object.assign(
+					new Error(`${TOOL}: key "${d.claim.key}" moved on`),
+					{ code: "SQLITE_CONSTRAINT_MOVED" },
+				);
+		} else if (d.claim) {
 			deps.operations.insert({
 				tool: TOOL,
 				key: d.claim.key,
@@ -554,13 +621,15 @@ async function replay(
  * Sends the stored command (the machine re-sends it with the same commandId over transport
  * failures) and returns the thread's projection afterwards. A definite rejection of a first
  * attempt forgets the dispatch and runs `undo` (in the same transaction), so the client may
- * retry with corrected arguments and nothing half-written stays behind.
+ * retry with corrected arguments and nothing half-written stays behind. A fork's key goes back
+ * to its fork (`fork.from`): the fork exists, and a retry sends only the message.
  */
 async function send(
 	deps: ThreadDeps,
 	entry: FleetMachine,
 	record: DispatchRecord,
 	undo: (() => void) | undefined,
+	fork?: Claim,
 ): Promise<ThreadProjection> {
 	const payload = JSON.parse(record.payload) as Record<string, unknown> & {
 		commandId: string;
@@ -582,7 +651,14 @@ async function send(
 			if (undo) {
 				deps.db.transaction(() => {
 					deps.dispatches.remove(record.command_id);
-					deps.operations.removeRef(TOOL, record.command_id);
+					if (fork?.from)
+						deps.operations.moveRef(
+							TOOL,
+							fork.key,
+							record.command_id,
+							fork.from,
+						);
+					else deps.operations.removeRef(TOOL, record.command_id);
 					undo();
 				})();
 			}

@@ -21,11 +21,21 @@ interface ForkArgs {
 	fork_run_id?: string;
 }
 
+/**
+ * The fork's ids: minted here, or those of an earlier attempt (re-sent with the same commandId,
+ * T3 forks once). `before` runs just before the command is sent (a keyed fork claims its key).
+ */
+export interface ForkAttempt {
+	ids?: { targetId: string; commandId: string };
+	before?: (projectId: string, targetId: string, commandId: string) => void;
+}
+
 /** Forks the source thread; returns the new thread's id and its project's. */
 export async function forkThread(
 	deps: ThreadDeps,
 	args: ForkArgs,
 	locate: (threadId: string) => Promise<LocatedThread>,
+	attempt: ForkAttempt = {},
 ): Promise<{ targetId: string; projectId: string }> {
 	const sourceId = args.fork_of as string;
 	const located = await locate(sourceId);
@@ -42,10 +52,10 @@ export async function forkThread(
 			`project: thread "${sourceId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing fork_of.`,
 		);
 	await requireOnline(entry);
-	const targetId = deps.newId();
+	const targetId = attempt.ids?.targetId ?? deps.newId();
 	const command = {
 		type: "thread.fork",
-		commandId: deps.newId(),
+		commandId: attempt.ids?.commandId ?? deps.newId(),
 		createdBy: "user",
 		creationSource: "mcp",
 		sourceThreadId: sourceId,
@@ -56,6 +66,7 @@ export async function forkThread(
 				: { type: "latest_stable" },
 		...(args.title?.trim() ? { title: args.title.trim() } : {}),
 	};
+	attempt.before?.(project.id, targetId, command.commandId);
 	try {
 		await entry.machine.dispatch(command);
 	} catch (error) {
@@ -70,7 +81,12 @@ export async function forkThread(
 					).message
 				}`,
 			);
-		if (error instanceof T3Error && error.code === "REJECTED")
+		// A refusal after a re-send may answer a fork that happened: not a definite no.
+		if (
+			error instanceof T3Error &&
+			error.code === "REJECTED" &&
+			!error.detail?.retried
+		)
 			throw new ThreadError(
 				`${args.fork_run_id !== undefined ? "fork_run_id" : "fork_of"}: machine "${entry.config.name}" refused to fork thread "${sourceId}": ${t3Reason(error)} ${args.fork_run_id !== undefined ? "Take a settled run's id from t3_thread runs[].id, or leave fork_run_id out to fork from the latest stable point." : ""}`.trimEnd(),
 			);
