@@ -15,6 +15,7 @@ import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createTokenExpiryStore } from "./store/token-expiries.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
+import { learningSteer } from "./t3/learned-steer.ts";
 import { createMachine } from "./t3/machine.ts";
 import type { Machine } from "./t3/machine-api.ts";
 import { createKeptThreadViews, followThreads } from "./t3/thread-follow.ts";
@@ -99,17 +100,19 @@ export function createServices(
 			{ machine: machine.name },
 			0,
 		);
-		return followThreads(makeMachine(machine), {
-			log,
-			keptViews,
-			...(options.maxFollowedThreads !== undefined
-				? { maxThreads: options.maxFollowedThreads }
-				: {}),
-			onFallback: () =>
-				metrics.inc("t3code_mcp_follow_fallbacks_total", {
-					machine: machine.name,
-				}),
-		});
+		return learningSteer(
+			followThreads(makeMachine(machine), {
+				log,
+				keptViews,
+				...(options.maxFollowedThreads !== undefined
+					? { maxThreads: options.maxFollowedThreads }
+					: {}),
+				onFallback: () =>
+					metrics.inc("t3code_mcp_follow_fallbacks_total", {
+						machine: machine.name,
+					}),
+			}),
+		);
 	});
 	const clock = options.clock ?? systemClock;
 	let stopFollowing = () => {};

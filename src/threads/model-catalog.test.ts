@@ -1,6 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import { fakeFleetOf, onlineStatus } from "../../test/helpers/fake-machine.ts";
-import { createModelCatalog } from "./model-catalog.ts";
+import { noteSessionSteer } from "../t3/learned-steer.ts";
+import { createModelCatalog, listModels } from "./model-catalog.ts";
 
 /** One machine whose `server.getConfig` answers are released by the test, one by one. */
 function setup() {
@@ -52,5 +53,44 @@ describe("model catalog cache", () => {
 		expect(retry).not.toBe(fresh);
 		reads[2]?.resolve(config("new"));
 		expect((await retry)[0]?.instanceId).toBe("new");
+	});
+});
+
+describe("t3_models steer", () => {
+	it("is what the instance's provider sessions reported, else the catalog's guess", async () => {
+		const { fleet, entry } = fakeFleetOf({
+			status: () => onlineStatus("x"),
+			serverConfig: async () => ({
+				providers: [
+					{ instanceId: "a", driver: "newdriver", models: [{ slug: "x" }] },
+					{ instanceId: "b", driver: "grok", models: [{ slug: "y" }] },
+				],
+			}),
+		});
+		const deps = { fleet, catalog: createModelCatalog(fleet) } as never;
+		const steer = async () =>
+			(await listModels(deps, "m")).models.map((m) => [m.model, m.steer]);
+		expect(await steer()).toEqual([
+			["a/x", "live"],
+			["b/y", "restart"],
+		]);
+		noteSessionSteer(entry.machine, {
+			providerSessions: [
+				{
+					id: "s",
+					providerInstanceId: "a",
+					capabilities: {
+						turns: {
+							supportsActiveSteering: false,
+							supportsSteeringByInterruptRestart: true,
+						},
+					},
+				},
+			],
+		} as never);
+		expect(await steer()).toEqual([
+			["a/x", "restart"],
+			["b/y", "restart"],
+		]);
 	});
 });

@@ -11,6 +11,7 @@ import {
 	type CatalogProvider,
 	decodeCatalog,
 } from "../t3/catalog.ts";
+import { learnedSteer } from "../t3/learned-steer.ts";
 import type { ModelSelection } from "../t3/model.ts";
 import type { Steer } from "../t3/steering.ts";
 import type { ThreadDeps } from "./deps.ts";
@@ -95,7 +96,8 @@ export async function listModels(
 				ready: p.ready,
 				reason: p.reason,
 				plan_mode: p.planMode,
-				steer: p.steer,
+				// What the instance's provider sessions reported, else the catalog's guess.
+				steer: learnedSteer(entry.machine, p.instanceId) ?? p.steer,
 				options: m.options,
 			})),
 		),

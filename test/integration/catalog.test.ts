@@ -493,6 +493,28 @@ describe("catalog refresh", () => {
 		await until(async () => (await grok())?.plan_mode === false);
 	});
 
+	test("steer is what the provider's sessions report, once a run has used the provider", async () => {
+		const steady = async () =>
+			(await models()).models?.find((m) => m.model === "restartsteer/steady")
+				?.steer;
+		// A driver t3code-mcp does not know, and no capabilities on the provider row: a guess.
+		sim.setProvider("restartsteer", { driver: "freshdriver" });
+		await until(
+			async () => (await steady()) === "live",
+			10_000,
+			"the driver's guess after the config change",
+		);
+		const d = await dispatch({
+			prompt: "say hi",
+			model: "restartsteer/steady",
+		});
+		expect(d.isError).toBe(false);
+		expect((await wait(d.data.thread_id)).outcome).toBe("completed");
+		// Its session said it steers only by interrupt-and-restart.
+		expect(await steady()).toBe("restart");
+		sim.setProvider("restartsteer", { driver: "grok" });
+	});
+
 	test("models are read again after a reconnect", async () => {
 		expect((await opencode())?.ready).toBe(false);
 		// A change T3 does not announce: the cached catalog still says not ready…

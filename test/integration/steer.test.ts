@@ -152,6 +152,15 @@ describe("the pre-release engine (no deliveryIntent)", () => {
 			"You said: say hi instead",
 		);
 		expect(probes("old")).toHaveLength(1);
+		// t3_models on the pre-release engine, after its sessions were read: the same answer.
+		const listed = await callTool<{
+			models: { model: string; steer: string }[];
+		}>(client, "t3_models", { machine: "old" });
+		const steer = new Map(listed.data.models.map((m) => [m.model, m.steer]));
+		expect([
+			steer.get("restartsteer/steady"),
+			steer.get("codex/gpt-5.6-sol"),
+		]).toEqual(["restart", "live"]);
 	});
 });
 
