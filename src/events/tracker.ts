@@ -16,6 +16,7 @@ import type { DispatchStore } from "../store/dispatches.ts";
 import { createGroupCommit, type GroupCommit } from "../store/group-commit.ts";
 import type { Outbox } from "../store/outbox.ts";
 import type { ThreadRecord, ThreadStore } from "../store/threads.ts";
+import { currentAttemptOrdinal } from "../t3/current-errors.ts";
 import {
 	capText,
 	finalAssistantMessage,
@@ -366,10 +367,12 @@ function transitions(
 		const failure =
 			outcome === "failed" ? runFailure(projection, run.id, shell) : NO_FAILURE;
 		// A failed preparation may be retried (t3_manage retry_preparation: the same run runs
-		// again), so it has a key of its own and the retried run's outcome is reported too.
+		// again), so it has a key of its own and the retried run's outcome is reported too; a
+		// retry that fails preparing again is a new attempt (the first keeps the older key).
+		const attempt = currentAttemptOrdinal(projection, run);
 		const dedupe =
 			failure.error_class === "workspace_preparation"
-				? `run:${run.id}:preparation`
+				? `run:${run.id}:preparation${attempt > 1 ? `:${attempt}` : ""}`
 				: `run:${run.id}`;
 		push(dedupe, (id, seq) => ({
 			id,

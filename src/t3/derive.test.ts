@@ -22,6 +22,7 @@ import {
 	TRUNCATION_MARKER,
 } from "./derive.ts";
 import type { ThreadProjection } from "./model.ts";
+import { runFailure } from "./run-failure.ts";
 
 /** The full thread after every capture ran (real server, OBSERVED.md §8). */
 function finalProjection(): ThreadProjection {
@@ -106,12 +107,13 @@ describe("derive from the captured projections", () => {
 			dispatchedMessageIds("ws-question.jsonl")[0] as string,
 		);
 		expect(runError(projection, completed?.id ?? "")).toBeNull();
+		// A completed run has no error, whatever the shell's lastError says.
 		expect(
 			runError(projection, completed?.id ?? "", {
 				...projection.thread,
 				lastError: "shell says no",
 			}),
-		).toBe("shell says no");
+		).toBeNull();
 	});
 
 	it("latestRun is the highest ordinal; the server-stop run is cancelled → interrupted", () => {
@@ -503,8 +505,17 @@ describe("derive from released-shape projections", () => {
 		expect(pendingQuestion(projection)?.kind).toBe("auth_refresh");
 	});
 
-	it("runError falls back to the shell lastError", () => {
-		expect(runError(projection, "r1")).toBe("provider crashed");
+	it("runError falls back to the shell lastError for the latest run, once it failed", () => {
+		const failed = (status: string, latestRunId: string) => ({
+			...projection,
+			runs: projection.runs.map((r) => ({ ...r, status })),
+			thread: { ...projection.thread, latestRunId },
+		});
+		expect(runError(failed("failed", "r1"), "r1")).toBe("provider crashed");
+		// Another run's failure, or a run that did not fail: not this run's error.
+		expect(runError(failed("failed", "r2"), "r1")).toBeNull();
+		expect(runError(failed("completed", "r1"), "r1")).toBeNull();
+		expect(runError(projection, "r1")).toBeNull();
 	});
 
 	it("runDetails collects tools and files", () => {
@@ -559,3 +570,167 @@ function withPending(
 		),
 	};
 }
+
+describe("runError after a retried workspace preparation", () => {
+	const PREP = "Workspace preparation failed: fatal: invalid reference: next";
+	/** Run r1: attempt 1 failed preparing (no provider turn), attempt 2 reached its provider. */
+	function retried(
+		status: string,
+		extra: Record<string, unknown>[] = [],
+		thread: Record<string, unknown> = {},
+	) {
+		return decodeThreadProjection({
+			thread: {
+				id: "t1",
+				projectId: "p1",
+				title: "x",
+				latestRunId: "r1",
+				...thread,
+			},
+			runs: [
+				{
+					id: "r1",
+					ordinal: 1,
+					userMessageId: "m1",
+					status,
+					activeAttemptId: "a2",
+				},
+			],
+			attempts: [
+				{ id: "a1", runId: "r1", attemptOrdinal: 1, status: "failed" },
+				{
+					id: "a2",
+					runId: "r1",
+					attemptOrdinal: 2,
+					reason: "preparation_retry",
+				},
+			],
+			providerTurns: [{ id: "pt2", runAttemptId: "a2" }],
+			turnItems: [
+				{
+					id: "prep-error",
+					runId: "r1",
+					ordinal: 3,
+					providerTurnId: null,
+					type: "error",
+					failure: {
+						class: "unknown",
+						message: PREP,
+						code: "workspace_preparation_failed",
+					},
+				},
+				{
+					id: "said",
+					runId: "r1",
+					ordinal: 5,
+					providerTurnId: "pt2",
+					type: "assistant_message",
+					text: "working",
+					streaming: false,
+				},
+				...extra,
+			],
+		});
+	}
+
+	it("no error while the retried run is busy, nor once it completed or was interrupted", () => {
+		for (const status of [
+			"preparing",
+			"running",
+			"waiting",
+			"completed",
+			"interrupted",
+		])
+			expect([status, runError(retried(status), "r1")]).toEqual([status, null]);
+		// Not even when the shell still carries the old text.
+		expect(
+			runError(retried("completed", [], { lastError: PREP }), "r1"),
+		).toBeNull();
+	});
+
+	it("failed again: the new failure's text and class", () => {
+		const p = retried("failed", [
+			{
+				id: "turn-failure",
+				runId: "r1",
+				ordinal: 7,
+				providerTurnId: "pt2",
+				type: "error",
+				failure: { class: "provider_error", message: "sim agent failure" },
+			},
+		]);
+		expect(runError(p, "r1")).toBe("sim agent failure");
+		expect(runFailure(p, "r1").error_class).toBe("provider_error");
+	});
+
+	it("failed again without an error item of its own: the shell's text and class, not the preparation's", () => {
+		const p = retried("failed", [], {
+			lastError: "provider crashed",
+			lastErrorClass: "transport_error",
+		});
+		expect(runError(p, "r1")).toBe("provider crashed");
+		expect(runFailure(p, "r1").error_class).toBe("transport_error");
+	});
+
+	it("failed preparing again (no provider turn): the newest error item", () => {
+		const again = decodeThreadProjection({
+			thread: { id: "t1", projectId: "p1", title: "x", latestRunId: "r1" },
+			runs: [
+				{
+					id: "r1",
+					ordinal: 1,
+					userMessageId: "m1",
+					status: "failed",
+					activeAttemptId: "a2",
+				},
+			],
+			attempts: [
+				{ id: "a1", runId: "r1", attemptOrdinal: 1 },
+				{ id: "a2", runId: "r1", attemptOrdinal: 2 },
+			],
+			turnItems: [
+				{
+					id: "e1",
+					runId: "r1",
+					ordinal: 3,
+					type: "error",
+					failure: { message: PREP, code: "workspace_preparation_failed" },
+				},
+				{
+					id: "e2",
+					runId: "r1",
+					ordinal: 8,
+					type: "error",
+					failure: {
+						message: "Workspace preparation failed: branch taken",
+						code: "workspace_preparation_failed",
+					},
+				},
+			],
+		});
+		expect(runError(again, "r1")).toBe(
+			"Workspace preparation failed: branch taken",
+		);
+		expect(runFailure(again, "r1").error_class).toBe("workspace_preparation");
+	});
+
+	it("a pre-release projection (no attempts, no provider turns): the run's error items as before", () => {
+		const old = (status: string) =>
+			decodeThreadProjection({
+				thread: { id: "t1", projectId: "p1", title: "x" },
+				runs: [{ id: "r1", ordinal: 1, userMessageId: "m1", status }],
+				turnItems: [
+					{
+						id: "e1",
+						runId: "r1",
+						ordinal: 2,
+						type: "error",
+						failure: { message: "boom" },
+					},
+				],
+			});
+		expect(runError(old("failed"), "r1")).toBe("boom");
+		expect(runError(old("cancelled"), "r1")).toBe("boom");
+		expect(runError(old("running"), "r1")).toBeNull();
+	});
+});

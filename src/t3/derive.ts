@@ -5,6 +5,7 @@
  */
 
 import { maskAndCap, redact } from "../util/redact.ts";
+import { currentErrorItems } from "./current-errors.ts";
 import {
 	BUSY_RUN_STATUSES,
 	type PendingRuntimeRequest,
@@ -153,21 +154,25 @@ export function finalAssistantMessage(
 }
 
 /**
- * The failure text of a run: its `error` turn items, else the shell's `lastError`. It comes from
- * the provider or T3 (it may quote a credential), so it is redacted and capped like all outside text.
+ * The failure text of a run, only while it belongs to the run's current state
+ * (current-errors.ts): its current `error` items, else — for a failed run that is the thread's
+ * latest — the shell's `lastError`. None while the run is busy or once it completed, even if an
+ * earlier attempt failed (a retried workspace preparation). It comes from the provider or T3
+ * (it may quote a credential), so it is redacted and capped like all outside text.
  */
 export function runError(
 	projection: ThreadProjection,
 	runId: string,
 	shell?: ThreadShell,
 ): string | null {
-	const errors = itemsOfRun(projection, runId).filter(
-		(i) => i.type === "error",
-	);
-	for (const item of errors.reverse()) {
+	for (const item of currentErrorItems(projection, runId)) {
 		const text = item.failure?.message ?? item.message ?? item.title;
 		if (typeof text === "string" && text.length > 0) return redact(text);
 	}
+	const run = projection.runs.find((r) => r.id === runId);
+	const thread = shell ?? projection.thread;
+	const latest = thread.latestRunId == null || thread.latestRunId === runId;
+	if (run?.status !== "failed" || !latest) return null;
 	const lastError = shell?.lastError ?? projection.thread.lastError;
 	return typeof lastError === "string" && lastError.length > 0
 		? redact(lastError)

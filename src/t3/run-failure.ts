@@ -4,7 +4,8 @@
  * limit resets, and whether T3 resumes the run by itself. A pre-release server says less: its
  * `error` items still carry a class, its shells none.
  */
-import type { ThreadProjection, ThreadShell, TurnItem } from "./model.ts";
+import { currentErrorItems } from "./current-errors.ts";
+import type { ThreadProjection, ThreadShell } from "./model.ts";
 
 export const ERROR_CLASSES = [
 	"usage_limit",
@@ -62,15 +63,9 @@ function limitRecoveryOf(
 	return null;
 }
 
-function lastError(items: TurnItem[], runId: string): TurnItem | undefined {
-	let found: TurnItem | undefined;
-	for (const item of items)
-		if (item.type === "error" && item.runId === runId) found = item;
-	return found;
-}
-
 /**
- * The failure of run `runId` (call it for failed runs): its last `error` item's class (a failed
+ * The failure of run `runId` (call it for failed runs): its current `error` item's class
+ * (current-errors.ts: not one an earlier attempt left; a failed
  * workspace preparation by its code), else the shell's `lastErrorClass`, else `unknown`.
  */
 export function runFailure(
@@ -78,7 +73,7 @@ export function runFailure(
 	runId: string,
 	shell?: ThreadShell,
 ): RunFailure {
-	const failure = lastError(projection.turnItems, runId)?.failure ?? null;
+	const failure = currentErrorItems(projection, runId)[0]?.failure ?? null;
 	const thread = shell ?? projection.thread;
 	const latest = thread.latestRunId === runId || thread.latestRunId == null;
 	const errorClass =

@@ -38,6 +38,24 @@ export async function retryPreparation(
 		throw new ThreadError(
 			`run_id: run "${run.id}" did not fail preparing its workspace (its status is ${run.status}); only such a run can be retried. Start a follow-up with t3_dispatch instead.`,
 		);
+	// The run is live again: its outcome is to be reported. The tracker had passed it, and
+	// remembers it as failed, so failing again would look like no change. Done before the
+	// command, so a quick new outcome is never missed (a refused retry reports nothing twice:
+	// events are deduplicated).
+	const record = deps.threads.get(threadId);
+	if (record && record.baseline_ordinal >= run.ordinal)
+		deps.threads.setBaseline(threadId, run.ordinal - 1);
+	if (record?.last_run_id === run.id)
+		deps.threads.observe(
+			threadId,
+			{
+				runId: run.id,
+				status: "preparing",
+				requestId: record.last_request_id,
+				title: record.title,
+			},
+			deps.now(),
+		);
 	try {
 		const { sequence } = await entry.machine.dispatch({
 			type: "prepared-run.retry",
@@ -45,10 +63,6 @@ export async function retryPreparation(
 			threadId,
 			runId: run.id,
 		});
-		// The run is live again: its outcome is to be reported (the tracker had passed it).
-		const record = deps.threads.get(threadId);
-		if (record && record.baseline_ordinal >= run.ordinal)
-			deps.threads.setBaseline(threadId, run.ordinal - 1);
 		return sequence;
 	} catch (error) {
 		if (isUnsupported(error))
