@@ -78,6 +78,16 @@ beforeAll(async () => {
 			route === "thread"
 				? Response.json(
 						threadDetail({
+							// A failed run: only a run that ended without completing shows an error.
+							runs: [
+								{
+									id: "r-1",
+									ordinal: 1,
+									userMessageId: "m-1",
+									status: "failed",
+									completedAt: "2026-11-29T12:00:01.000Z",
+								},
+							],
 							thread: threadShell({
 								status: "failed",
 								lastError: `provider said: invalid x-api-key: sk-live-${STRANGER_BEARER} (sent with token ${REFUSER_TOKEN})`,
