@@ -6,7 +6,8 @@
  * `cancelled`, `rolled_back`); then its error items newest first (by ordinal), leaving out
  * those older than the first item its current attempt's provider turn wrote. A failure before
  * any provider turn (a workspace preparation) belongs to no turn; T3 writes it anew (a higher
- * ordinal) when the same run fails preparing again, so the newest stays the right one.
+ * ordinal) when the same run fails preparing again, so the newest stays the right one; a
+ * later attempt that stopped before its provider without failing has none of its own.
  */
 import type { Run, ThreadProjection, TurnItem } from "./model.ts";
 
@@ -86,6 +87,14 @@ export function currentErrorItems(
 	if (!run || !endedWithoutCompleting(run)) return [];
 	const items = projection.turnItems.filter((i) => i.runId === runId);
 	const start = attemptStart(projection, run, items);
+	// A later attempt stopped before its provider turn (interrupted while preparing): any
+	// error item is an earlier attempt's; only failing writes one of its own.
+	if (
+		start === 0 &&
+		run.status !== "failed" &&
+		currentAttemptOrdinal(projection, run) > 1
+	)
+		return [];
 	return items
 		.filter((i) => i.type === "error" && (i.ordinal ?? 0) >= start)
 		.reverse() // among equal ordinals the later row is the newer

@@ -648,6 +648,15 @@ describe("runError after a retried workspace preparation", () => {
 		).toBeNull();
 	});
 
+	it("interrupted while preparing again (no provider turn yet): not the earlier attempt's error", () => {
+		const p = retried("interrupted");
+		p.providerTurns = [];
+		expect(runError(p, "r1")).toBeNull();
+		// A first attempt has no earlier one: its error items are its own.
+		p.runs = p.runs.map((r) => ({ ...r, activeAttemptId: "a1" }));
+		expect(runError(p, "r1")).toBe(PREP);
+	});
+
 	it("failed again: the new failure's text and class", () => {
 		const p = retried("failed", [
 			{
