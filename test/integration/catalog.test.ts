@@ -512,7 +512,9 @@ describe("catalog refresh", () => {
 		expect((await wait(d.data.thread_id)).outcome).toBe("completed");
 		// Its session said it steers only by interrupt-and-restart.
 		expect(await steady()).toBe("restart");
-		sim.setProvider("restartsteer", { driver: "grok" });
+		// Put back without telling the connector: a notified change makes it re-read the whole
+		// catalog later, which raced the next test's unannounced change (it then saw it early).
+		sim.setProvider("restartsteer", { driver: "grok" }, { notify: false });
 	});
 
 	test("models are read again after a reconnect", async () => {
