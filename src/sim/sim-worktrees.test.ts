@@ -158,6 +158,120 @@ describe("workspaceStrategy", () => {
 	});
 });
 
+describe("a dirty worktree", () => {
+	type Item = { type: string; failure?: { code: string; message: string } };
+	const errorOf = (threadId: string) =>
+		(
+			sim?.projection(threadId) as unknown as { turnItems: Item[] }
+		).turnItems.find((i) => i.type === "error")?.failure;
+
+	it("existing_worktree with another branch fails preparing while the worktree has uncommitted changes; prepared-run.retry checks it out once clean", async () => {
+		const { client, projectId } = await start();
+		const path = "/srv/t3/demo.worktrees/dirty-a";
+		const first = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: "dirty/a",
+			},
+		});
+		await settled(client, first.threadId, "completed");
+		sim?.createBranch(projectId, "dirty/b");
+		const { threadId } = await launched(client, projectId, "git status", {
+			workspaceStrategy: {
+				type: "existing_worktree",
+				worktreePath: path,
+				branch: "dirty/b",
+			},
+		});
+		const runId = await settled(client, threadId, "failed");
+		expect(errorOf(threadId)).toMatchObject({
+			code: "workspace_preparation_failed",
+			message: expect.stringContaining(
+				"Your local changes to the following files would be overwritten by checkout: src/app.ts",
+			),
+		});
+		expect(projection(threadId).thread.worktreePath).toBeNull();
+
+		sim?.discardChanges(path);
+		const retried = await dispatchCommand(
+			client,
+			"prepared-run.retry",
+			threadId,
+			{ runId },
+		);
+		expect(retried._tag).toBe("Success");
+		await until(
+			() => projection(threadId).runs[0]?.status === "completed",
+			3000,
+			"the retried run",
+		);
+		expect(projection(threadId).thread).toMatchObject({
+			branch: "dirty/b",
+			worktreePath: path,
+		});
+	});
+
+	it("refuses a branch checked out elsewhere or unknown; the same branch joins as before", async () => {
+		const { client, projectId } = await start();
+		const path = "/srv/t3/demo.worktrees/dirty-a";
+		const first = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: "dirty/a",
+			},
+		});
+		await settled(client, first.threadId, "completed");
+		for (const [branch, reason] of [
+			["main", "fatal: 'main' is already checked out at '/srv/t3/demo'"],
+			["nope", "fatal: invalid reference: nope"],
+		] as const) {
+			const { threadId } = await launched(client, projectId, "git status", {
+				workspaceStrategy: {
+					type: "existing_worktree",
+					worktreePath: path,
+					branch,
+				},
+			});
+			await settled(client, threadId, "failed");
+			expect(errorOf(threadId)?.message).toContain(reason);
+		}
+		const same = await launched(client, projectId, "git status", {
+			workspaceStrategy: {
+				type: "existing_worktree",
+				worktreePath: path,
+				branch: "dirty/a",
+			},
+		});
+		await settled(client, same.threadId, "completed");
+		expect(projection(same.threadId).thread.branch).toBe("dirty/a");
+	});
+
+	it("the pre-release ignores existing_worktree's branch, dirty or not", async () => {
+		const { client, projectId } = await start("prerelease");
+		const path = "/srv/t3/demo.worktrees/dirty-a";
+		const first = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: "dirty/a",
+			},
+		});
+		await settled(client, first.threadId, "completed");
+		sim?.createBranch(projectId, "dirty/b");
+		const { threadId } = await launched(client, projectId, "git status", {
+			workspaceStrategy: {
+				type: "existing_worktree",
+				worktreePath: path,
+				branch: "dirty/b",
+			},
+		});
+		await settled(client, threadId, "completed");
+		expect(projection(threadId).thread.branch).toBe("dirty/a");
+	});
+});
+
 describe("thread.fork and generateTitle", () => {
 	it("forks from a settled run; refuses a missing run; the fork carries lineage", async () => {
 		const { client, projectId } = await start();
