@@ -34,6 +34,7 @@ import { forkedFrom, forkThread } from "./fork.ts";
 import {
 	checkReuse,
 	fingerprint,
+	goneKeyError,
 	hiddenKeyError,
 	keyArgument,
 } from "./idempotency.ts";
@@ -47,6 +48,7 @@ import {
 	resolveProject,
 } from "./resolve.ts";
 import { type ProjectRef, projectRef, titleFromPrompt } from "./shapes.ts";
+import { isNotFound, knownGone } from "./vanish.ts";
 import {
 	placeShape,
 	refuseWorkspaceArgs,
@@ -99,6 +101,8 @@ interface Claim {
  * command. A retry then re-sends that fork (T3 forks once per commandId) and only the message.
  */
 const FORK_REF = "thread.fork:";
+/** The same, once T3 confirmed the fork: from then on a 404 for it means it was deleted. */
+const FORKED_REF = "thread.forked:";
 
 export type DispatchResult = {
 	thread_id: string;
@@ -183,11 +187,24 @@ async function reuse(
 		fingerprint(resolved),
 		keyed.name,
 	);
-	if (earlier?.ref?.startsWith(FORK_REF) && earlier.thread_id)
+	const forkRef = [FORKED_REF, FORK_REF].find((r) =>
+		earlier?.ref?.startsWith(r),
+	);
+	if (forkRef && earlier?.ref && earlier.thread_id) {
+		const targetId = earlier.thread_id;
+		// A confirmed fork T3 no longer has was deleted: refused before anything is sent.
+		if (
+			forkRef === FORKED_REF &&
+			(await knownGone(deps, targetId, forkMachine(deps, args)))
+		)
+			throw goneKeyError(keyed.name, keyed.key, targetId);
 		return dispatchFork(deps, args, origin, keyed.key, {
-			targetId: earlier.thread_id,
-			commandId: earlier.ref.slice(FORK_REF.length),
+			targetId,
+			commandId: earlier.ref.slice(forkRef.length),
+			ref: earlier.ref,
+			keyName: keyed.name,
 		});
+	}
 	const record = earlier?.ref
 		? deps.dispatches.byCommandId(earlier.ref)
 		: undefined;
@@ -196,7 +213,7 @@ async function reuse(
 			`${keyed.name} "${keyed.key}": the earlier dispatch with this key is no longer recorded. Use a new key.`,
 		);
 	}
-	return replay(deps, record);
+	return replay(deps, record, keyed);
 }
 
 /** A project reference as its id, when it names exactly one allowed project; else as given. */
@@ -316,7 +333,13 @@ async function dispatchFork(
 	args: DispatchArgs,
 	origin: string | null,
 	key: string | undefined,
-	pending?: { targetId: string; commandId: string },
+	/** An earlier attempt's: its ids, the claim's current ref, the key's argument name. */
+	pending?: {
+		targetId: string;
+		commandId: string;
+		ref: string;
+		keyName: string;
+	},
 ): Promise<DispatchResult> {
 	if (args.thread_id !== undefined)
 		throw new ThreadError(
@@ -333,7 +356,7 @@ async function dispatchFork(
 		before: (projectId, targetId, commandId) => {
 			const fresh = claimFor(args, key, projectId);
 			if (!fresh) return;
-			const from = FORK_REF + commandId;
+			const from = pending?.ref ?? FORK_REF + commandId;
 			if (!pending)
 				deps.operations.insert({
 					tool: TOOL,
@@ -358,6 +381,19 @@ async function dispatchFork(
 			);
 		throw error;
 	});
+	if (claim?.from?.startsWith(FORK_REF)) {
+		// Confirmed: a retry that finds it gone knows it was deleted (see `reuse`).
+		const confirmed = FORKED_REF + claim.from.slice(FORK_REF.length);
+		if (deps.operations.moveRef(TOOL, claim.key, claim.from, confirmed))
+			claim.from = confirmed;
+	}
+	// A re-sent fork T3 took (it forks once per commandId) yet does not have: deleted.
+	if (
+		pending &&
+		claim &&
+		(await knownGone(deps, forked.targetId, forkMachine(deps, args)))
+	)
+		throw goneKeyError(pending.keyName, claim.key, forked.targetId);
 	const { fork_of: _, fork_run_id: __, title: ___, ...rest } = args;
 	const result = await continueThread(
 		deps,
@@ -368,6 +404,13 @@ async function dispatchFork(
 		claim ?? claimFor(args, key, forked.projectId),
 	);
 	return { ...result, forked_from: args.fork_of ?? null };
+}
+
+/** The machine a fork lives on (its source's), when the shells say; else undefined. */
+function forkMachine(deps: ThreadDeps, args: DispatchArgs): string | undefined {
+	return args.fork_of === undefined
+		? undefined
+		: deps.fleet.locate(args.fork_of)?.entry.config.name;
 }
 
 async function continueThread(
@@ -590,13 +633,14 @@ function recordDispatch(
 async function replay(
 	deps: ThreadDeps,
 	record: DispatchRecord,
+	keyed: { key: string; name: string },
 ): Promise<DispatchResult> {
 	const entry = resolveMachine(deps, record.machine);
 	await requireOnline(entry);
 	// Confirmed before: read the thread; never confirmed: re-send the very same command.
 	const projection =
 		record.run_id !== null
-			? (await entry.machine.getThread(record.thread_id)).projection
+			? await confirmedThread(entry, record.thread_id, keyed)
 			: await send(deps, entry, record, undefined);
 	const thread = deps.threads.get(record.thread_id);
 	const project =
@@ -615,6 +659,24 @@ async function replay(
 		projection,
 		thread ? thread.watched === 1 : true,
 	);
+}
+
+/** A thread T3 confirmed before; one it no longer has was deleted, and the key stays its. */
+async function confirmedThread(
+	entry: FleetMachine,
+	threadId: string,
+	keyed: { key: string; name: string },
+): Promise<ThreadProjection> {
+	const { projection } = await entry.machine
+		.getThread(threadId)
+		.catch((error: unknown) => {
+			throw isNotFound(error)
+				? goneKeyError(keyed.name, keyed.key, threadId)
+				: error;
+		});
+	if (projection.thread.deletedAt)
+		throw goneKeyError(keyed.name, keyed.key, threadId);
+	return projection;
 }
 
 /**

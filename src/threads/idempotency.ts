@@ -108,6 +108,20 @@ export function hiddenKeyError(keyName: string, key: string): ThreadError {
 	);
 }
 
+/**
+ * A key whose operation made or used a thread that T3 no longer has (deleted here or elsewhere):
+ * the key stays bound to that thread, so only a new key makes another.
+ */
+export function goneKeyError(
+	keyName: string,
+	key: string,
+	threadId: string,
+): ThreadError {
+	return new ThreadError(
+		`${keyName} "${key}" was used for thread ${threadId}, which no longer exists (deleted); pass a new ${keyName} to create another.`,
+	);
+}
+
 /** "prompt differs", "prompt and title differ", "model, prompt and title differ". */
 function differences(before: string, now: string): string {
 	const a = JSON.parse(before) as Record<string, unknown>;

@@ -78,3 +78,29 @@ export async function vanishedFrom(
 		throw error;
 	}
 }
+
+/**
+ * Whether T3 is known not to have the thread any more: every machine asked (`machine`, else all)
+ * is online and answers 404 or reports it deleted. False when any cannot say.
+ */
+export async function knownGone(
+	deps: Pick<ThreadDeps, "fleet">,
+	threadId: string,
+	machine?: string,
+): Promise<boolean> {
+	const entries =
+		machine === undefined
+			? deps.fleet.list()
+			: [deps.fleet.get(machine)].filter((e) => e !== undefined);
+	if (entries.length === 0) return false;
+	for (const entry of entries) {
+		if (entry.machine.status().state !== "online") return false;
+		try {
+			const { projection } = await entry.machine.getThread(threadId);
+			if (!projection.thread.deletedAt) return false;
+		} catch (error) {
+			if (!isNotFound(error)) throw error;
+		}
+	}
+	return true;
+}
