@@ -162,8 +162,8 @@ describe("a dirty worktree", () => {
 	type Item = { type: string; failure?: { code: string; message: string } };
 	const errorOf = (threadId: string) =>
 		(
-			sim?.projection(threadId) as unknown as { turnItems: Item[] } | undefined
-		)?.turnItems.find((i) => i.type === "error")?.failure;
+			sim?.projection(threadId) as unknown as { turnItems: Item[] }
+		).turnItems.find((i) => i.type === "error")?.failure;
 
 	it("existing_worktree with another branch fails preparing while the worktree has uncommitted changes; prepared-run.retry checks it out once clean", async () => {
 		const { client, projectId } = await start();
