@@ -685,7 +685,7 @@ export function createEngine(deps: {
 			const refused = refuseStrategy(store, projectId, strategy);
 			if (refused) return fail("prepare-workspace", refused);
 			thread = newThread(input, String(input.creationSource ?? "web"));
-			placeThread(store, thread, strategy, compat === "current");
+			placeThread(store, thread, strategy);
 		}
 		const initial = input.initialMessage as Record<string, unknown> | undefined;
 		if (initial && typeof initial.text === "string") {

@@ -19,7 +19,6 @@ import { type ConnData, createConnection } from "./rpc-server.ts";
 import { createScheduler } from "./scheduler.ts";
 import { createStore } from "./store.ts";
 import type { Sim, SimOptions } from "./types.ts";
-import { createBranch, discardChanges } from "./worktrees.ts";
 
 const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
 
@@ -238,9 +237,6 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			);
 		},
 		finishRun: (threadId) => engine.finishRun(threadId),
-		createBranch: (projectId, name, from) =>
-			createBranch(store, projectId, name, from),
-		discardChanges: (path) => discardChanges(store, path),
 		projects: () =>
 			[...store.projects.values()].map((p) => ({
 				id: String(p.row.id),

@@ -126,10 +126,6 @@ export interface Sim {
 	 * usage limit's reset forward (T3 then resumes the thread by itself).
 	 */
 	finishRun(threadId: string): void;
-	/** `git branch <name> <from>` (default from main) in a project's repository, as a user would. */
-	createBranch(projectId: string, name: string, from?: string): void;
-	/** `git checkout -- .` in a worktree: its uncommitted changes are gone. */
-	discardChanges(worktreePath: string): void;
 	threadIds(): string[];
 	/** The projects it holds now (configured and created through projects.mutate). */
 	projects(): SimProjectOption[];

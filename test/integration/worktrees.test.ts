@@ -337,48 +337,6 @@ describe("worktrees", () => {
 		expect(nothing.isError).toBe(true);
 		expect(nothing.text).toContain("run_id: no run of thread");
 	});
-
-	test("checking another branch out in a dirty worktree fails preparing with git's reason; after the changes are discarded, retry_preparation runs it", async () => {
-		const owner = await dispatch({
-			prompt: "edit a file",
-			workspace: "worktree",
-			branch: "dirty/a",
-		});
-		await wait(owner.thread_id);
-		const path = (await read(owner.thread_id)).worktree_path as string;
-		const sim = stack.sim("demo");
-		const projectId = sim.projects().find((p) => p.title === "demo")?.id;
-		sim.createBranch(projectId as string, "dirty/b");
-		const d = await dispatch({
-			prompt: "git status",
-			worktree_path: path,
-			branch: "dirty/b",
-		});
-		const failed = await wait(d.thread_id);
-		expect(failed).toMatchObject({
-			outcome: "failed",
-			error_class: "workspace_preparation",
-		});
-		expect(failed.error).toContain(
-			"Your local changes to the following files would be overwritten by checkout: src/app.ts",
-		);
-
-		sim.discardChanges(path);
-		const retried = await callTool(client, "t3_manage", {
-			thread_id: d.thread_id,
-			action: "retry_preparation",
-		});
-		expect([retried.isError, retried.text]).toEqual([
-			false,
-			expect.any(String),
-		]);
-		expect((await wait(d.thread_id)).outcome).toBe("completed");
-		const r = await read(d.thread_id);
-		expect(r).toMatchObject({ branch: "dirty/b", worktree_path: path });
-		expect(lastMessage(r)).toBe(
-			"On branch dirty/b. Nothing to commit, working tree clean.",
-		);
-	});
 });
 
 describe("titles, forks and pull requests", () => {
