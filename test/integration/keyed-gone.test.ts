@@ -73,6 +73,24 @@ async function expectGone(
 }
 
 describe("a keyed dispatch whose thread was deleted", () => {
+	test("continuation keyed under request_id, deleted: the error names request_id", async () => {
+		const threadId = await settled({
+			machine: "demo",
+			project: "demo",
+			prompt: "say hello",
+		});
+		const args = { thread_id: threadId, prompt: "again", request_id: "cont" };
+		await settled(args);
+		await deleteThread(threadId, "t3_delete");
+		const before = commandsSent();
+		const retry = await callTool(client, "t3_dispatch", args);
+		expect([retry.isError, retry.text]).toEqual([
+			true,
+			`request_id "cont" was used for thread ${threadId}, which no longer exists (deleted); pass a new request_id to create another.`,
+		]);
+		expect(commandsSent()).toBe(before);
+	});
+
 	for (const how of ["t3_delete", "on T3"] as const) {
 		test(`new thread, deleted (${how}): retry refused with what to do`, async () => {
 			const key = `plain-${how}`;
