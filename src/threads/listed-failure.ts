@@ -13,23 +13,10 @@ import {
 	runFailure,
 	shellFailure,
 } from "../t3/run-failure.ts";
+import { perMachineMemo } from "./per-machine-memo.ts";
 
-/** Runs whose class was read, per machine; bounded (oldest first out). */
-const known = new WeakMap<Machine, Map<string, RunFailure>>();
-const KEPT_PER_MACHINE = 1_000;
-
-function remember(machine: Machine, key: string, failure: RunFailure): void {
-	let runs = known.get(machine);
-	if (!runs) {
-		runs = new Map();
-		known.set(machine, runs);
-	}
-	runs.set(key, failure);
-	if (runs.size > KEPT_PER_MACHINE) {
-		const oldest = runs.keys().next().value;
-		if (oldest !== undefined) runs.delete(oldest);
-	}
-}
+/** Runs whose class was read. */
+const known = perMachineMemo<RunFailure>();
 
 /** The failures of a page's rows, in their order; a read that fails keeps the shell's answer. */
 export async function listedFailures(
@@ -41,14 +28,14 @@ export async function listedFailures(
 			const runId = thread.latestRunId;
 			if (fromShell.error_class !== "unknown" || !runId) return fromShell;
 			const key = `${runId}\u0000${thread.updatedAt ?? ""}`;
-			const kept = known.get(machine)?.get(key);
+			const kept = known.get(machine, key);
 			if (kept) return kept;
 			try {
 				const { projection } = await machine.getThread(thread.id);
 				const run = projection.runs.find((r) => r.id === runId);
 				if (run?.status !== "failed") return fromShell;
 				const failure = runFailure(projection, runId, thread);
-				remember(machine, key, failure);
+				known.set(machine, key, failure);
 				return failure;
 			} catch {
 				return fromShell;

@@ -9,6 +9,7 @@
  */
 import type { Machine } from "../t3/machine-api.ts";
 import type { ThreadShell } from "../t3/model.ts";
+import { perMachineMemo } from "./per-machine-memo.ts";
 import { inState, type Listing } from "./thread-index.ts";
 import { type ThreadState, threadState } from "./thread-state.ts";
 
@@ -18,23 +19,8 @@ interface Known {
 	at: string;
 }
 
-/** Requests whose capability was read, per machine; bounded (oldest first out). */
-const known = new WeakMap<Machine, Map<string, Known>>();
-const KEPT_PER_MACHINE = 1_000;
-
-function remember(machine: Machine, requestId: string, value: Known): void {
-	let requests = known.get(machine);
-	if (!requests) {
-		requests = new Map();
-		known.set(machine, requests);
-	}
-	requests.delete(requestId);
-	requests.set(requestId, value);
-	if (requests.size > KEPT_PER_MACHINE) {
-		const oldest = requests.keys().next().value;
-		if (oldest !== undefined) requests.delete(oldest);
-	}
-}
+/** Requests whose capability was read. */
+const known = perMachineMemo<Known>();
 
 /** The pending client tool call's id, when that is what the thread waits on. */
 function pendingToolCall(thread: ThreadShell): string | null {
@@ -49,7 +35,7 @@ function knownNotResumable(
 ): boolean | undefined {
 	const id = pendingToolCall(thread);
 	if (id === null) return false;
-	const kept = known.get(machine)?.get(id);
+	const kept = known.get(machine, id);
 	if (!kept) return undefined;
 	if (kept.notResumable) return true;
 	return kept.at === (thread.updatedAt ?? "") ? false : undefined;
@@ -104,7 +90,7 @@ export async function learnPendingToolCalls(
 				const capability = row.responseCapability as
 					| { type?: unknown }
 					| undefined;
-				remember(machine, id, {
+				known.set(machine, id, {
 					notResumable: capability?.type === "not_resumable",
 					at: thread.updatedAt ?? "",
 				});
