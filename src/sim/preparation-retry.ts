@@ -5,14 +5,13 @@
  */
 import { pickScript } from "./agent.ts";
 import { takeFailedPreparation } from "./preparation-failure.ts";
-import { attemptIdFor } from "./rows.ts";
 import { driveRun } from "./run-lifecycle.ts";
 import {
-	put,
 	type RunHandle,
 	type RunKit,
 	setNode,
 	setRun,
+	startNewAttempt,
 } from "./run-rows.ts";
 import type { ThreadState } from "./store.ts";
 
@@ -24,27 +23,7 @@ export function retryPreparation(
 ): number | string {
 	const h = takeFailedPreparation(thread, runId);
 	if (!h) return `Run ${runId} has no failed workspace preparation to retry.`;
-	const ordinal = Number(h.attempt.attemptOrdinal ?? 1) + 1;
-	h.attempt = {
-		...h.attempt,
-		id: attemptIdFor(h.run.id, ordinal),
-		attemptOrdinal: ordinal,
-		providerTurnId: null,
-		reason: "preparation_retry",
-		status: "pending",
-		startedAt: null,
-		completedAt: null,
-	};
-	put(kit, h, "attempts", h.attempt, "run-attempt.created");
-	Object.assign(h, {
-		controller: new AbortController(),
-		providerTurn: null,
-		pending: null,
-		release: null,
-		finishRequested: false,
-		preparing: true,
-		steers: [],
-	});
+	startNewAttempt(kit, h, "preparation_retry", { preparing: true });
 	thread.lastError = null;
 	thread.lastErrorClass = null;
 	setNode(kit, h, { status: "pending", completedAt: null });

@@ -3,9 +3,10 @@
  * store and emits its domain event with the envelope of OBSERVED.md §5.5, so run-lifecycle.ts
  * and agent-io.ts read as a list of protocol facts.
  */
+
 import type { RuntimeResponse } from "./agent.ts";
 import type { SimCompat } from "./compat.ts";
-import { nowIso, type Row } from "./rows.ts";
+import { attemptIdFor, nowIso, type Row } from "./rows.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Collection, EventEnvelope, Store, ThreadState } from "./store.ts";
 
@@ -94,6 +95,39 @@ export function setAttempt(
 ): number {
 	h.attempt = { ...h.attempt, ...patch };
 	return put(kit, h, "attempts", h.attempt, "run-attempt.updated");
+}
+/**
+ * A new attempt of the same run (a preparation retry, a steering restart): the next ordinal,
+ * pending, no provider turn yet, and the handle's per-attempt state reset.
+ */
+export function startNewAttempt(
+	kit: RunKit,
+	h: RunHandle,
+	reason: string,
+	state: Partial<RunHandle> = {},
+): number {
+	const ordinal = Number(h.attempt.attemptOrdinal ?? 1) + 1;
+	h.attempt = {
+		...h.attempt,
+		id: attemptIdFor(h.run.id, ordinal),
+		attemptOrdinal: ordinal,
+		providerTurnId: null,
+		reason,
+		status: "pending",
+		startedAt: null,
+		completedAt: null,
+	};
+	const sequence = put(kit, h, "attempts", h.attempt, "run-attempt.created");
+	Object.assign(h, {
+		controller: new AbortController(),
+		providerTurn: null,
+		pending: null,
+		release: null,
+		finishRequested: false,
+		steers: [],
+		...state,
+	});
+	return sequence;
 }
 export function setNode(
 	kit: RunKit,

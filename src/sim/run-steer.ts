@@ -6,7 +6,7 @@
  * carries the run it was steered into (§7.3 ConversationMessage).
  */
 import { pickScript } from "./agent.ts";
-import { attemptIdFor, nowIso } from "./rows.ts";
+import { nowIso } from "./rows.ts";
 import { closePendingRequests, driveRun } from "./run-lifecycle.ts";
 import {
 	addItem,
@@ -16,6 +16,7 @@ import {
 	setAttempt,
 	setProviderTurn,
 	setRun,
+	startNewAttempt,
 } from "./run-rows.ts";
 
 export interface SteerMessage {
@@ -74,27 +75,9 @@ export function restartRun(kit: RunKit, h: RunHandle, m: SteerMessage): number {
 		setProviderTurn(kit, h, { status: "interrupted", completedAt: at });
 	closePendingRequests(kit, h, "cancelled");
 	setAttempt(kit, h, { status: "interrupted", completedAt: at });
-	const ordinal = Number(h.attempt.attemptOrdinal ?? 1) + 1;
-	h.attempt = {
-		...h.attempt,
-		id: attemptIdFor(h.run.id, ordinal),
-		attemptOrdinal: ordinal,
-		providerTurnId: null,
-		reason: "steering_restart",
-		status: "pending",
-		startedAt: null,
-		completedAt: null,
-	};
-	put(kit, h, "attempts", h.attempt, "run-attempt.created");
-	Object.assign(h, {
-		controller: new AbortController(),
-		providerTurn: null,
-		pending: null,
-		release: null,
-		finishRequested: false,
+	startNewAttempt(kit, h, "steering_restart", {
 		preparing: false,
 		prompt: m.text,
-		steers: [],
 	});
 	setRun(kit, h, { status: "starting", activeAttemptId: h.attempt.id });
 	const sequence = addSteerMessage(kit, h, m);

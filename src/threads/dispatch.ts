@@ -44,6 +44,7 @@ import { checkPrompt } from "./prompt.ts";
 import {
 	chooseModel,
 	requireOnline,
+	requireThreadPlace,
 	resolveMachine,
 	resolveProject,
 } from "./resolve.ts";
@@ -428,19 +429,7 @@ async function continueThread(
 	);
 	const located = await locateThread(deps, threadId);
 	const { entry, project } = located;
-	if (args.machine !== undefined && args.machine !== entry.config.name) {
-		throw new ThreadError(
-			`machine: thread "${threadId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing thread_id.`,
-		);
-	}
-	if (
-		args.project !== undefined &&
-		![project.id, project.title, project.workspaceRoot].includes(args.project)
-	) {
-		throw new ThreadError(
-			`project: thread "${threadId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing thread_id.`,
-		);
-	}
+	requireThreadPlace(args, located, threadId, "thread_id");
 	await requireOnline(entry);
 	const { projection } = await readDetail(located, true);
 	const thread = located.shell ?? projection.thread;

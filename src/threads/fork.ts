@@ -10,7 +10,7 @@ import type { ThreadDeps } from "./deps.ts";
 import { ThreadError } from "./errors.ts";
 import type { LocatedThread } from "./locate.ts";
 import { t3Reason } from "./manage.ts";
-import { requireOnline } from "./resolve.ts";
+import { requireOnline, requireThreadPlace } from "./resolve.ts";
 import { isUnsupported, unsupportedError } from "./unsupported.ts";
 
 interface ForkArgs {
@@ -40,17 +40,7 @@ export async function forkThread(
 	const sourceId = args.fork_of as string;
 	const located = await locate(sourceId);
 	const { entry, project } = located;
-	if (args.machine !== undefined && args.machine !== entry.config.name)
-		throw new ThreadError(
-			`machine: thread "${sourceId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing fork_of.`,
-		);
-	if (
-		args.project !== undefined &&
-		![project.id, project.title, project.workspaceRoot].includes(args.project)
-	)
-		throw new ThreadError(
-			`project: thread "${sourceId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing fork_of.`,
-		);
+	requireThreadPlace(args, located, sourceId, "fork_of");
 	await requireOnline(entry);
 	const targetId = attempt.ids?.targetId ?? deps.newId();
 	const command = {

@@ -16,6 +16,30 @@ export function resolveMachine(deps: ThreadDeps, name: string): FleetMachine {
 }
 
 /** Fails with the machine's state and reason unless it is online (waiting briefly while connecting). */
+/**
+ * `machine` and `project`, when given beside an existing thread (`thread_id`, `fork_of`), must
+ * be where that thread is: a mismatch names both and says to omit them.
+ */
+export function requireThreadPlace(
+	args: { machine?: string; project?: string },
+	place: { entry: FleetMachine; project: ProjectShell },
+	threadId: string,
+	argName: "thread_id" | "fork_of",
+): void {
+	const { entry, project } = place;
+	if (args.machine !== undefined && args.machine !== entry.config.name)
+		throw new ThreadError(
+			`machine: thread "${threadId}" is on machine "${entry.config.name}", not "${args.machine}". Omit machine when passing ${argName}.`,
+		);
+	if (
+		args.project !== undefined &&
+		![project.id, project.title, project.workspaceRoot].includes(args.project)
+	)
+		throw new ThreadError(
+			`project: thread "${threadId}" belongs to project "${project.title}" (id ${project.id}), not "${args.project}". Omit project when passing ${argName}.`,
+		);
+}
+
 export async function requireOnline(entry: FleetMachine): Promise<void> {
 	if (entry.machine.status().state === "connecting") {
 		await entry.machine.ready(5_000).catch(() => {});
