@@ -11,6 +11,7 @@ import type { EventRow, Outbox } from "../store/outbox.ts";
 import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
 import { maskJsonText, redact } from "../util/redact.ts";
+import { requestDeadline } from "../util/request-deadline.ts";
 import { parseRetryAfter, retryDelayMs } from "./retry.ts";
 import { signWebhook } from "./signature.ts";
 
@@ -204,13 +205,15 @@ export function createDeliveryWorker(
 		let status = 0;
 		let error: string;
 		let retryAfter: number | undefined;
+		// Real time, not deps.clock: a test's clock moving retries forward must not cut a POST.
+		const deadline = requestDeadline(timeoutMs);
 		try {
 			const response = await doFetch(url, {
 				method: "POST",
 				headers,
 				body,
 				redirect: "manual",
-				signal: AbortSignal.timeout(timeoutMs),
+				signal: deadline.signal,
 			});
 			status = response.status;
 			retryAfter = parseRetryAfter(
@@ -228,6 +231,8 @@ export function createDeliveryWorker(
 					? `${cause.name}: ${cause.message}`
 					: String(cause),
 			);
+		} finally {
+			deadline.done();
 		}
 		const now = deps.clock.now();
 		if (status >= 200 && status < 300) {

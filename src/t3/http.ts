@@ -4,7 +4,9 @@
  * whose message names the URL and the cause but never the token.
  */
 
+import { type Clock, systemClock } from "../util/clock.ts";
 import { redact, urlShown } from "../util/redact.ts";
+import { requestDeadline } from "../util/request-deadline.ts";
 import {
 	decodeAuthSession,
 	decodeDescriptor,
@@ -33,6 +35,8 @@ export interface T3HttpOptions {
 	token: string | undefined | (() => string | undefined);
 	fetch?: FetchLike;
 	timeoutMs?: number;
+	/** Times each request's deadline (tests move it instead of waiting). */
+	clock?: Clock;
 }
 
 export interface T3Http {
@@ -83,6 +87,7 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 	const base = options.url.replace(/\/+$/, "");
 	const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
 	const timeoutMs = options.timeoutMs ?? 15_000;
+	const clock = options.clock ?? systemClock;
 	const { token } = options;
 	const tokenNow = typeof token === "function" ? token : () => token;
 
@@ -98,58 +103,65 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		const bearer = opts.auth ? tokenNow() : undefined;
 		if (bearer) headers.authorization = `Bearer ${bearer}`;
 		if (opts.orchestration) headers[PROTOCOL_HEADER] = "2";
-		let res: Response;
-		try {
-			res = await doFetch(url, {
-				method,
-				headers,
-				signal: AbortSignal.timeout(timeoutMs),
-			});
-		} catch (err) {
-			if (isTimeout(err)) {
-				throw new T3Error(
-					"TIMEOUT",
-					`${method} ${shown} timed out after ${timeoutMs} ms`,
-				);
-			}
-			throw new T3Error(
-				"UNREACHABLE",
-				`cannot reach ${shown}: ${causeText(err)}`,
-			);
-		}
-		const status = res.status;
+		// Covers the answer's body too; let go as soon as it is read.
+		const deadline = requestDeadline(timeoutMs, clock);
+		let status: number;
 		let text = "";
 		let body: unknown;
 		let parsed = true;
 		try {
-			if (status >= 200 && status < 300) {
-				// Parsed from the bytes (about half the time of text() + JSON.parse for a thread's
-				// projection, on every t3_thread's critical path); a success that is not JSON is
-				// refused below without its text.
-				try {
-					body = await res.json();
-				} catch (err) {
-					if (!(err instanceof SyntaxError)) throw err;
-					parsed = false;
+			let res: Response;
+			try {
+				res = await doFetch(url, {
+					method,
+					headers,
+					signal: deadline.signal,
+				});
+			} catch (err) {
+				if (isTimeout(err)) {
+					throw new T3Error(
+						"TIMEOUT",
+						`${method} ${shown} timed out after ${timeoutMs} ms`,
+					);
 				}
-			} else {
-				text = await res.text();
-				try {
-					body = text.length > 0 ? JSON.parse(text) : undefined;
-				} catch {
-					parsed = false;
-				}
-			}
-		} catch (err) {
-			if (isTimeout(err))
 				throw new T3Error(
-					"TIMEOUT",
-					`${method} ${shown} timed out after ${timeoutMs} ms`,
+					"UNREACHABLE",
+					`cannot reach ${shown}: ${causeText(err)}`,
 				);
-			throw new T3Error(
-				"UNREACHABLE",
-				`reading ${shown} failed: ${causeText(err)}`,
-			);
+			}
+			status = res.status;
+			try {
+				if (status >= 200 && status < 300) {
+					// Parsed from the bytes (about half the time of text() + JSON.parse for a thread's
+					// projection, on every t3_thread's critical path); a success that is not JSON is
+					// refused below without its text.
+					try {
+						body = await res.json();
+					} catch (err) {
+						if (!(err instanceof SyntaxError)) throw err;
+						parsed = false;
+					}
+				} else {
+					text = await res.text();
+					try {
+						body = text.length > 0 ? JSON.parse(text) : undefined;
+					} catch {
+						parsed = false;
+					}
+				}
+			} catch (err) {
+				if (isTimeout(err))
+					throw new T3Error(
+						"TIMEOUT",
+						`${method} ${shown} timed out after ${timeoutMs} ms`,
+					);
+				throw new T3Error(
+					"UNREACHABLE",
+					`reading ${shown} failed: ${causeText(err)}`,
+				);
+			}
+		} finally {
+			deadline.done();
 		}
 		if (status === 401) {
 			throw new T3Error(
