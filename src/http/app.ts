@@ -18,6 +18,7 @@ import {
 	originGuard,
 } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
+import { holdUntilSettled } from "./hold-headers.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 import { protocolVersionGuard } from "./protocol-version.ts";
 import { isTaskListen, serveTaskListen } from "./task-listen.ts";
@@ -122,9 +123,12 @@ export function createApp(services: Services, options: AppOptions = {}): Hono {
 				c.req.raw.signal,
 				KEEP_ALIVE_MS,
 			);
-		startReadAhead(c.req.raw, body.message, services);
+		const ahead = startReadAhead(c.req.raw, body.message, services);
 		noteLegacyTaskRequest(c.req.raw, body.message);
-		return handler.fetch(c.req.raw, { parsedBody: body.message });
+		const response = await handler.fetch(c.req.raw, {
+			parsedBody: body.message,
+		});
+		return ahead ? holdUntilSettled(response, ahead.detail) : response;
 	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw));
 	return app;

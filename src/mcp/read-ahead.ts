@@ -14,18 +14,20 @@ const started = new WeakMap<Request, ThreadReadAhead>();
 const isObject = (v: unknown): v is Record<string, unknown> =>
 	typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Starts the read when the request is a `t3_thread` call; returns it (or undefined). */
 export function startReadAhead(
 	request: Request,
 	message: unknown,
 	services: Services,
-): void {
-	if (!isObject(message) || message.method !== "tools/call") return;
+): ThreadReadAhead | undefined {
+	if (!isObject(message) || message.method !== "tools/call") return undefined;
 	const params = message.params;
-	if (!isObject(params) || params.name !== "t3_thread") return;
+	if (!isObject(params) || params.name !== "t3_thread") return undefined;
 	const args = params.arguments;
-	if (!isObject(args)) return;
+	if (!isObject(args)) return undefined;
 	const ahead = startThreadRead(services.threadDeps, args.thread_id);
 	if (ahead) started.set(request, ahead);
+	return ahead;
 }
 
 /** The read started for this request, once. */
