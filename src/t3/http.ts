@@ -83,6 +83,38 @@ function bodySummary(body: unknown): string {
 	return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
+interface Answer {
+	body: unknown;
+	/** The text of an error status (for its excerpt); empty for a success. */
+	text: string;
+	/** False when the body is not JSON. */
+	parsed: boolean;
+}
+
+async function readAnswer(res: Response): Promise<Answer> {
+	if (res.status >= 200 && res.status < 300) {
+		// Parsed from the bytes (about half the time of text() + JSON.parse for a thread's
+		// projection, on every t3_thread's critical path); a success that is not JSON is refused
+		// by the caller without its text.
+		try {
+			return { body: await res.json(), text: "", parsed: true };
+		} catch (err) {
+			if (!(err instanceof SyntaxError)) throw err;
+			return { body: undefined, text: "", parsed: false };
+		}
+	}
+	const text = await res.text();
+	try {
+		return {
+			body: text.length > 0 ? JSON.parse(text) : undefined,
+			text,
+			parsed: true,
+		};
+	} catch {
+		return { body: undefined, text, parsed: false };
+	}
+}
+
 export function createT3Http(options: T3HttpOptions): T3Http {
 	const base = options.url.replace(/\/+$/, "");
 	const doFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
@@ -103,12 +135,17 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 		const bearer = opts.auth ? tokenNow() : undefined;
 		if (bearer) headers.authorization = `Bearer ${bearer}`;
 		if (opts.orchestration) headers[PROTOCOL_HEADER] = "2";
+		const failed = (err: unknown, what: string) =>
+			isTimeout(err)
+				? new T3Error(
+						"TIMEOUT",
+						`${method} ${shown} timed out after ${timeoutMs} ms`,
+					)
+				: new T3Error("UNREACHABLE", `${what}: ${causeText(err)}`);
 		// Covers the answer's body too; let go as soon as it is read.
 		const deadline = requestDeadline(timeoutMs, clock);
 		let status: number;
-		let text = "";
-		let body: unknown;
-		let parsed = true;
+		let answer: Answer;
 		try {
 			let res: Response;
 			try {
@@ -118,51 +155,16 @@ export function createT3Http(options: T3HttpOptions): T3Http {
 					signal: deadline.signal,
 				});
 			} catch (err) {
-				if (isTimeout(err)) {
-					throw new T3Error(
-						"TIMEOUT",
-						`${method} ${shown} timed out after ${timeoutMs} ms`,
-					);
-				}
-				throw new T3Error(
-					"UNREACHABLE",
-					`cannot reach ${shown}: ${causeText(err)}`,
-				);
+				throw failed(err, `cannot reach ${shown}`);
 			}
 			status = res.status;
-			try {
-				if (status >= 200 && status < 300) {
-					// Parsed from the bytes (about half the time of text() + JSON.parse for a thread's
-					// projection, on every t3_thread's critical path); a success that is not JSON is
-					// refused below without its text.
-					try {
-						body = await res.json();
-					} catch (err) {
-						if (!(err instanceof SyntaxError)) throw err;
-						parsed = false;
-					}
-				} else {
-					text = await res.text();
-					try {
-						body = text.length > 0 ? JSON.parse(text) : undefined;
-					} catch {
-						parsed = false;
-					}
-				}
-			} catch (err) {
-				if (isTimeout(err))
-					throw new T3Error(
-						"TIMEOUT",
-						`${method} ${shown} timed out after ${timeoutMs} ms`,
-					);
-				throw new T3Error(
-					"UNREACHABLE",
-					`reading ${shown} failed: ${causeText(err)}`,
-				);
-			}
+			answer = await readAnswer(res).catch((err) => {
+				throw failed(err, `reading ${shown} failed`);
+			});
 		} finally {
 			deadline.done();
 		}
+		const { body, text, parsed } = answer;
 		if (status === 401) {
 			throw new T3Error(
 				"UNAUTHORIZED",
