@@ -8,7 +8,7 @@
  * `subscriptions/listen` stream naming the task.
  */
 import type { Sim } from "../src/sim/index.ts";
-import { wallMs } from "../src/sim/outcome-times.ts";
+import { wallMs } from "../src/sim/runs/outcome-times.ts";
 import { MODERN, rawRequest, TASKS } from "../test/helpers/tasks-client.ts";
 import { config } from "./lib/config.ts";
 import {

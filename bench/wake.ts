@@ -13,7 +13,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sim } from "../src/sim/index.ts";
-import { wallMs } from "../src/sim/outcome-times.ts";
+import { wallMs } from "../src/sim/runs/outcome-times.ts";
 import { config } from "./lib/config.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
 import { startTimedReceiver } from "./lib/receiver.ts";

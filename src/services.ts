@@ -15,13 +15,16 @@ import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createTokenExpiryStore } from "./store/token-expiries.ts";
 import { createWriteProbe, type WriteProbe } from "./store/write-probe.ts";
-import { learningSteer } from "./t3/learned-steer.ts";
-import { createMachine } from "./t3/machine.ts";
+import { learningSteer } from "./t3/capabilities/learned-steer.ts";
+import { createMachine } from "./t3/connect/machine.ts";
+import {
+	createKeptThreadViews,
+	followThreads,
+} from "./t3/follow/thread-follow.ts";
 import type { Machine } from "./t3/machine-api.ts";
-import { createKeptThreadViews, followThreads } from "./t3/thread-follow.ts";
 import { createTaskService, type TaskService } from "./tasks/task-service.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
-import { createModelCatalog } from "./threads/model-catalog.ts";
+import { createModelCatalog } from "./threads/dispatch/model-catalog.ts";
 import { shapeTaskResult } from "./tools/task-results.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
@@ -92,7 +95,7 @@ export function createServices(
 					set: (token, at) => tokenExpiries.set(machine.name, token, at),
 				},
 			}));
-	// One budget for the views every machine keeps after release (src/t3/kept-views.ts).
+	// One budget for the views every machine keeps after release (src/t3/follow/kept-views.ts).
 	const keptViews = createKeptThreadViews();
 	const fleet = createFleet(config.machines, (machine) => {
 		metrics.inc(

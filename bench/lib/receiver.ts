@@ -3,7 +3,7 @@
  * comparable with the simulators' outcome times in any process) when its body is in,
  * answers 204 at once and skips signature checks (test/helpers/receiver.ts covers those).
  */
-import { wallMs } from "../../src/sim/outcome-times.ts";
+import { wallMs } from "../../src/sim/runs/outcome-times.ts";
 
 export interface Received {
 	at: number;

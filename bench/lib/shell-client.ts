@@ -4,7 +4,7 @@
  * watched thread's shell shows a terminal status it GETs the projection to learn the outcome.
  * Not the product's client; just enough protocol for the measurement.
  */
-import { wallMs } from "../../src/sim/outcome-times.ts";
+import { wallMs } from "../../src/sim/runs/outcome-times.ts";
 import type { SimRef } from "./rpc.ts";
 
 const TERMINAL = new Set([

@@ -13,7 +13,7 @@ import {
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
 import type { AppConfig, MachineConfig } from "../../src/config/types.ts";
 import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
-import { createMachine } from "../../src/t3/machine.ts";
+import { createMachine } from "../../src/t3/connect/machine.ts";
 import type { Clock } from "../../src/util/clock.ts";
 import { createLogger, type Logger } from "../../src/util/log.ts";
 import {

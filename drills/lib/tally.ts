@@ -5,7 +5,7 @@
  */
 import { createHmac } from "node:crypto";
 import type { Sim } from "../../src/sim/index.ts";
-import { runOutcome } from "../../src/t3/derive.ts";
+import { runOutcome } from "../../src/t3/derive/derive.ts";
 import { type Delivery, TEST_SECRET } from "../../test/helpers/receiver.ts";
 
 /**

@@ -1,15 +1,15 @@
 /**
  * The probes behind `t3code-mcp check`: one machine, one list of checks, each ✓ or ✗ with the
- * fix. Talks to T3 only through `src/t3/http.ts` (no socket, no subscription), so it runs the
+ * fix. Talks to T3 only through `src/t3/connect/http.ts` (no socket, no subscription), so it runs the
  * same against a real server, the simulator or nothing at all. Never renders a token.
  */
 import { compileProjectMatcher } from "../config/index.ts";
 import { machineToken } from "../config/token-file.ts";
 import type { MachineConfig } from "../config/types.ts";
-import { createT3Http, type FetchLike } from "../t3/http.ts";
+import { createT3Http, type FetchLike } from "../t3/connect/http.ts";
+import { tooOldFor } from "../t3/connect/negotiate.ts";
+import { sessionExpiry } from "../t3/connect/token-expiry.ts";
 import type { ProjectShell } from "../t3/model.ts";
-import { tooOldFor } from "../t3/negotiate.ts";
-import { sessionExpiry } from "../t3/token-expiry.ts";
 import { redact } from "../util/redact.ts";
 
 export interface CheckResult {

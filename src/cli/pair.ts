@@ -18,9 +18,9 @@ import {
 import { dirname, join, resolve } from "node:path";
 import { defaultStatePath, type Env, envValue } from "../config/env.ts";
 import { parseHttpOrigin } from "../config/values.ts";
-import { createT3Http, type FetchLike } from "../t3/http.ts";
-import { exchangePairingCredential } from "../t3/token-exchange.ts";
-import { sessionExpiry } from "../t3/token-expiry.ts";
+import { createT3Http, type FetchLike } from "../t3/connect/http.ts";
+import { exchangePairingCredential } from "../t3/connect/token-exchange.ts";
+import { sessionExpiry } from "../t3/connect/token-expiry.ts";
 import { maskSecrets, registerSecrets } from "../util/redact.ts";
 import { type ArgSpec, flagValue, parseArgs, UsageError } from "./args.ts";
 import { OPERATE_SCOPE, READ_SCOPE, TOKEN_COMMAND } from "./check-machine.ts";

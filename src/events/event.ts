@@ -1,5 +1,5 @@
 /** The webhook body (CONTRACT.md "Events"). */
-import type { RunFailure } from "../t3/run-failure.ts";
+import type { RunFailure } from "../t3/derive/run-failure.ts";
 import type { ProjectRef, QuestionShape } from "../threads/shapes.ts";
 
 /**

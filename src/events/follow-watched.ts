@@ -1,5 +1,5 @@
 /**
- * Which watched threads to follow on their own stream (src/t3/thread-follow.ts): a watched
+ * Which watched threads to follow on their own stream (src/t3/follow/thread-follow.ts): a watched
  * thread while a run is going or a request is pending, from the moment the shell or one of our
  * dispatches shows work starting until it settles. The tracker itself does not change: it reads
  * the followed state through the machine, which answers from memory while a thread is followed.

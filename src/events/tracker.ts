@@ -16,14 +16,16 @@ import type { DispatchStore } from "../store/dispatches.ts";
 import { createGroupCommit, type GroupCommit } from "../store/group-commit.ts";
 import type { Outbox } from "../store/outbox.ts";
 import type { ThreadRecord, ThreadStore } from "../store/threads.ts";
-import { currentAttemptOrdinal } from "../t3/current-errors.ts";
+import { currentAttemptOrdinal } from "../t3/derive/current-errors.ts";
 import {
 	capText,
 	finalAssistantMessage,
 	pendingQuestion,
 	runError,
 	runOutcome,
-} from "../t3/derive.ts";
+} from "../t3/derive/derive.ts";
+import { NO_FAILURE, runFailure } from "../t3/derive/run-failure.ts";
+import { startedByT3 } from "../t3/derive/run-starter.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import {
 	type Run,
@@ -31,11 +33,9 @@ import {
 	type ThreadProjection,
 	type ThreadShell,
 } from "../t3/model.ts";
-import { NO_FAILURE, runFailure } from "../t3/run-failure.ts";
-import { startedByT3 } from "../t3/run-starter.ts";
+import { placeShape } from "../threads/dispatch/workspace.ts";
 import { projectRef, questionShape } from "../threads/shapes.ts";
-import { MISSING_STATUS, missingError } from "../threads/vanish.ts";
-import { placeShape } from "../threads/workspace.ts";
+import { MISSING_STATUS, missingError } from "../threads/wait/vanish.ts";
 import type { Logger } from "../util/log.ts";
 import { type EventBody, eventId, type StartedBy } from "./event.ts";
 import { markUnwatchedVanished } from "./unwatched-vanish.ts";

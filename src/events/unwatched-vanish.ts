@@ -8,7 +8,7 @@
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
 import type { ThreadStore } from "../store/threads.ts";
-import { isNotFound } from "../threads/vanish.ts";
+import { isNotFound } from "../threads/wait/vanish.ts";
 
 export async function markUnwatchedVanished(
 	deps: {

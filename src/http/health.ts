@@ -1,7 +1,7 @@
 /** The `/healthz` JSON (CONTRACT.md "HTTP") and the `/metrics` gauges; both read memory and one indexed query. */
 import type { Services } from "../services.ts";
 import { outboxStats } from "../store/outbox-stats.ts";
-import { activeWaits } from "../threads/wait.ts";
+import { activeWaits } from "../threads/wait/wait.ts";
 import { maskDeep, redact } from "../util/redact.ts";
 
 /** What anyone who can reach `/healthz` sees when `T3CODE_MCP_TOKEN` is set and not sent. */

@@ -1,13 +1,13 @@
 /**
  * Starts the T3 read a `t3_thread` call will need as soon as its HTTP request is parsed, and
  * hands it to that call's handler (keyed by the request object, so it never serves another
- * request). See src/threads/read-ahead.ts for why.
+ * request). See src/threads/read/read-ahead.ts for why.
  */
 import type { Services } from "../services.ts";
 import {
 	startThreadRead,
 	type ThreadReadAhead,
-} from "../threads/read-ahead.ts";
+} from "../threads/read/read-ahead.ts";
 
 const started = new WeakMap<Request, ThreadReadAhead>();
 

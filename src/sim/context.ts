@@ -2,17 +2,18 @@
  * The state every part of the simulator shares: resolved options, the store, the engine,
  * auth, and the fault-injection knobs (delay, blackhole, dropped replies) plus the wire log.
  */
-import type { AttachmentStore } from "./attachments.ts";
-import type { Auth } from "./auth.ts";
+
 import type { SimCompat } from "./compat.ts";
-import type { SimConfigState } from "./config-stream.ts";
-import type { Engine } from "./engine.ts";
-import type { Hostile } from "./hostile.ts";
-import type { OutcomeTimes } from "./outcome-times.ts";
-import type { ProjectMutations } from "./project-create.ts";
-import type { Scheduler } from "./scheduler.ts";
-import type { Store } from "./store.ts";
+import type { AttachmentStore } from "./engine/attachments.ts";
+import type { Engine } from "./engine/engine.ts";
+import type { ProjectMutations } from "./engine/project-create.ts";
+import type { Scheduler } from "./engine/scheduler.ts";
+import type { Store } from "./engine/store.ts";
+import type { OutcomeTimes } from "./runs/outcome-times.ts";
 import type { SimFrame } from "./types.ts";
+import type { Auth } from "./wire/auth.ts";
+import type { SimConfigState } from "./wire/config-stream.ts";
+import type { Hostile } from "./wire/hostile.ts";
 
 export interface SimContext {
 	protocol: 1 | 2 | 3;

@@ -4,21 +4,26 @@
  * upgrade lives here: 426 gate first (PROTOCOL.md §1.3), then ticket or bearer auth (§2.4).
  */
 import type { Server, ServerWebSocket } from "bun";
-import { createAttachmentStore } from "./attachments.ts";
-import { bearerOf, createAuth, OPERATE_SCOPE, READ_SCOPE } from "./auth.ts";
-import { createConfigState, setProvider } from "./config-stream.ts";
 import type { SimContext } from "./context.ts";
-import { createEngine } from "./engine.ts";
-import { createHostile, hostileResponse } from "./hostile.ts";
-import { authInvalid, handleHttp, json } from "./http-routes.ts";
-import { createOutcomeTimes } from "./outcome-times.ts";
-import { createPairing } from "./pairing.ts";
-import { createProjectMutations } from "./project-create.ts";
-import { newId } from "./rows.ts";
-import { type ConnData, createConnection } from "./rpc-server.ts";
-import { createScheduler } from "./scheduler.ts";
-import { createStore } from "./store.ts";
+import { createAttachmentStore } from "./engine/attachments.ts";
+import { createEngine } from "./engine/engine.ts";
+import { createProjectMutations } from "./engine/project-create.ts";
+import { newId } from "./engine/rows.ts";
+import { createScheduler } from "./engine/scheduler.ts";
+import { createStore } from "./engine/store.ts";
+import { createOutcomeTimes } from "./runs/outcome-times.ts";
 import type { Sim, SimOptions } from "./types.ts";
+import {
+	bearerOf,
+	createAuth,
+	OPERATE_SCOPE,
+	READ_SCOPE,
+} from "./wire/auth.ts";
+import { createConfigState, setProvider } from "./wire/config-stream.ts";
+import { createHostile, hostileResponse } from "./wire/hostile.ts";
+import { authInvalid, handleHttp, json } from "./wire/http-routes.ts";
+import { createPairing } from "./wire/pairing.ts";
+import { type ConnData, createConnection } from "./wire/rpc-server.ts";
 
 const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
 

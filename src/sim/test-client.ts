@@ -3,7 +3,7 @@
  * of the product's protocol client, plus deadline-bounded waits (no fixed sleeps). Used by
  * the `*.test.ts` files beside it; not exported from index.ts.
  */
-import { Cancelled, type Scheduler } from "./scheduler.ts";
+import { Cancelled, type Scheduler } from "./engine/scheduler.ts";
 import { startSim } from "./sim.ts";
 import type { Sim, SimOptions } from "./types.ts";
 

@@ -3,13 +3,13 @@
  * handle it returns. Integration tests and the `demo`/`sim` commands code against these.
  */
 import type { SimCompat } from "./compat.ts";
-import type { HostileOptions } from "./hostile.ts";
-import type { RunOutcomeTimes } from "./outcome-times.ts";
-import type { PairingLinkOptions } from "./pairing.ts";
-import type { Scheduler } from "./scheduler.ts";
+import type { Scheduler } from "./engine/scheduler.ts";
+import type { RunOutcomeTimes } from "./runs/outcome-times.ts";
+import type { HostileOptions } from "./wire/hostile.ts";
+import type { PairingLinkOptions } from "./wire/pairing.ts";
 
-export type { RunOutcomeTimes } from "./outcome-times.ts";
-export type { PairingLinkOptions } from "./pairing.ts";
+export type { RunOutcomeTimes } from "./runs/outcome-times.ts";
+export type { PairingLinkOptions } from "./wire/pairing.ts";
 
 export interface SimProjectOption {
 	id?: string;

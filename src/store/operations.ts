@@ -1,10 +1,10 @@
 /**
  * Idempotency keys, for every tool that takes `idempotency_key`: one row per (tool, key) naming
  * one operation. The row holds the operation's arguments (canonical JSON, see
- * `fingerprint` in src/threads/idempotency.ts), the thread it acted on, an optional
+ * `fingerprint` in src/threads/dispatch/idempotency.ts), the thread it acted on, an optional
  * tool-specific reference and, once done, its first result.
  *
- * API (use it through src/threads/idempotency.ts, which adds the rules):
+ * API (use it through src/threads/dispatch/idempotency.ts, which adds the rules):
  * - `get(tool, key)`: the row; `"hidden"` when it acted on a thread that is now hidden (its
  *   content never leaves this store then); undefined when the key is unused.
  * - `insert(row)`: claims a key; throws SQLITE_CONSTRAINT_PRIMARYKEY when it is taken (two

@@ -23,11 +23,11 @@ import {
 	type TaskRow,
 	type TaskStatus,
 } from "../store/tasks.ts";
-import { NO_FAILURE } from "../t3/run-failure.ts";
+import { NO_FAILURE } from "../t3/derive/run-failure.ts";
 import type { ThreadDeps } from "../threads/deps.ts";
 import { ThreadError } from "../threads/errors.ts";
 import { type LocatedThread, locateThread } from "../threads/locate.ts";
-import { isNotFound, isOwnDelete } from "../threads/vanish.ts";
+import { isNotFound, isOwnDelete } from "../threads/wait/vanish.ts";
 import {
 	evaluate,
 	locateOrGone,
@@ -36,7 +36,7 @@ import {
 	statusLine,
 	timeoutReport,
 	type WaitReport,
-} from "../threads/wait.ts";
+} from "../threads/wait/wait.ts";
 import { maskDeep } from "../util/redact.ts";
 
 export const DEFAULT_TASK_TTL_S = 86_400;

@@ -6,14 +6,14 @@ import type { DispatchStore } from "../store/dispatches.ts";
 import type { OperationStore } from "../store/operations.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import type { Logger } from "../util/log.ts";
-import type { ModelCatalog } from "./model-catalog.ts";
+import type { ModelCatalog } from "./dispatch/model-catalog.ts";
 
 export interface ThreadDeps {
 	fleet: Fleet;
 	db: Db;
 	threads: ThreadStore;
 	dispatches: DispatchStore;
-	/** Idempotency keys of every tool (src/threads/idempotency.ts). */
+	/** Idempotency keys of every tool (src/threads/dispatch/idempotency.ts). */
 	operations: OperationStore;
 	/** Each machine's models (`server.getConfig`), cached until it reconnects or says they changed. */
 	catalog: ModelCatalog;

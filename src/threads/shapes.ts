@@ -1,5 +1,5 @@
 /** Conversions from T3 read models to the result shapes of CONTRACT.md "Tools". */
-import type { PendingQuestionView } from "../t3/derive.ts";
+import type { PendingQuestionView } from "../t3/derive/derive.ts";
 import type { ModelSelection, ProjectShell } from "../t3/model.ts";
 
 export interface ProjectRef {

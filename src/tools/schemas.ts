@@ -1,7 +1,7 @@
 /** Output schema pieces shared by several tools (CONTRACT.md "Tools"). */
 import { z } from "zod";
-import { pathSegmentProblem } from "../t3/path-segment.ts";
-import { ERROR_CLASSES } from "../t3/run-failure.ts";
+import { pathSegmentProblem } from "../t3/connect/path-segment.ts";
+import { ERROR_CLASSES } from "../t3/derive/run-failure.ts";
 
 /** Ids and names are short; a longer one is a mistake, refused before any lookup. */
 export const ID_MAX = 200;
@@ -64,7 +64,7 @@ export function toolInput<S extends z.ZodRawShape>(shape: S) {
 
 /**
  * An id that may become a T3 URL path segment (thread and run ids): refused when `.`, `..` or
- * holding `/` or `\` (src/t3/path-segment.ts, the same check the URL builder makes).
+ * holding `/` or `\` (src/t3/connect/path-segment.ts, the same check the URL builder makes).
  */
 export function segmentIdArg(): z.ZodString {
 	return z

@@ -9,7 +9,7 @@ import type {
 import type { z } from "zod";
 import type { Services } from "../services.ts";
 import type { TaskSpec } from "../tasks/task-service.ts";
-import type { ThreadReadAhead } from "../threads/read-ahead.ts";
+import type { ThreadReadAhead } from "../threads/read/read-ahead.ts";
 
 export interface ToolContext {
 	/** The caller's `X-Conversation-Origin` header, or null. */

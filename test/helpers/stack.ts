@@ -440,7 +440,7 @@ export async function launchOnSim(
 	projectTitle: string,
 	prompt: string,
 ): Promise<string> {
-	const { createMachine } = await import("../../src/t3/machine.ts");
+	const { createMachine } = await import("../../src/t3/connect/machine.ts");
 	const machine = createMachine(
 		machineConfig({ name: "direct", projects: ["*"] }, sim.url, sim.token),
 		{

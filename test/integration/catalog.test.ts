@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sim } from "../../src/sim/index.ts";
-import type { ModelsResult } from "../../src/threads/model-catalog.ts";
+import type { ModelsResult } from "../../src/threads/dispatch/model-catalog.ts";
 import {
 	type Receiver,
 	startReceiver,

@@ -1,6 +1,6 @@
 /**
  * Secrets never leave, whatever T3 sends (CONTRACT.md "HTTP"): against the hostile simulator
- * (src/sim/hostile.ts), which echoes the bearer it sees into every title, message, question,
+ * (src/sim/wire/hostile.ts), which echoes the bearer it sees into every title, message, question,
  * option, tool title, diff and error text, straddling every cut the connector makes, and
  * streams a message whose updates end with growing pieces of it. Every tool's result, the
  * progress lines, /healthz, `check`, the log, the webhook bodies an append-only receiver got
@@ -13,7 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { runCheck } from "../../src/cli/check.ts";
-import { HOSTILE_CODE } from "../../src/sim/hostile.ts";
+import { HOSTILE_CODE } from "../../src/sim/wire/hostile.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { MASK } from "../../src/util/redact.ts";
 import {

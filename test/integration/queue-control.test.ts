@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { TRUNCATION_MARKER } from "../../src/t3/derive.ts";
+import { TRUNCATION_MARKER } from "../../src/t3/derive/derive.ts";
 import { MASK } from "../../src/util/redact.ts";
 import { type Receiver, TEST_SECRET } from "../helpers/receiver.ts";
 import { callTool, type Stack, untilRunning } from "../helpers/stack.ts";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { FAILING_TEST_OUTPUT } from "../../src/sim/agent.ts";
+import { FAILING_TEST_OUTPUT } from "../../src/sim/agent/agent.ts";
 import type { Receiver } from "../helpers/receiver.ts";
 import { callTool, launchOnSim, type Stack, until } from "../helpers/stack.ts";
 import { startTwoEngines, stopTwoEngines } from "../helpers/two-engines.ts";

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { resumeQueue } from "../../src/threads/queue.ts";
-import { activeWaits } from "../../src/threads/wait.ts";
+import { resumeQueue } from "../../src/threads/control/queue.ts";
+import { activeWaits } from "../../src/threads/wait/wait.ts";
 import {
 	type Delivery,
 	type Receiver,

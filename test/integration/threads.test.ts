@@ -658,7 +658,7 @@ describe("question variants", () => {
 
 describe("abandoned waits", () => {
 	test("a client that goes away (2026 era) frees the wait; the run keeps going", async () => {
-		const { activeWaits } = await import("../../src/threads/wait.ts");
+		const { activeWaits } = await import("../../src/threads/wait/wait.ts");
 		const client = await stack.client({ era: "modern" });
 		const d = await dispatch(client, { prompt: "long task" });
 		const controller = new AbortController();

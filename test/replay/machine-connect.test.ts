@@ -4,7 +4,7 @@
  * heartbeat, and commands re-sent with the same commandId after a lost reply.
  */
 import { describe, expect, it } from "bun:test";
-import type { MachineDeps } from "../../src/t3/machine.ts";
+import type { MachineDeps } from "../../src/t3/connect/machine.ts";
 import { T3Error } from "../../src/t3/machine-api.ts";
 import {
 	cleanupAfterEach,

@@ -4,7 +4,10 @@
  */
 import { afterEach } from "bun:test";
 import type { MachineConfig } from "../../src/config/types.ts";
-import { createMachine, type MachineDeps } from "../../src/t3/machine.ts";
+import {
+	createMachine,
+	type MachineDeps,
+} from "../../src/t3/connect/machine.ts";
 import type {
 	Machine,
 	MachineState,

@@ -10,7 +10,7 @@ import {
 	pendingQuestion,
 	runError,
 	runOutcome,
-} from "../../src/t3/derive.ts";
+} from "../../src/t3/derive/derive.ts";
 import type { Machine } from "../../src/t3/machine-api.ts";
 import { loadCapture, recordedCalls, summaryNotes } from "./captures.ts";
 import {

@@ -1,5 +1,5 @@
 /** A thread projection (PROTOCOL.md §7.3) and the answers that carry one. */
-import { threadActivity } from "../derive.ts";
+import { threadActivity } from "../derive/derive.ts";
 import type {
 	LaunchThreadResult,
 	ThreadDetail,

@@ -1,7 +1,7 @@
 /** `t3_watch`: list tracked threads, or turn a thread's webhook events on or off. */
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
-import { listTracked, setWatch } from "../../threads/watch.ts";
+import { listTracked, setWatch } from "../../threads/wait/watch.ts";
 import { segmentIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

@@ -1,7 +1,7 @@
 /** `t3_models`: the models a machine really offers, whether each can run now, and its options. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { listModels } from "../../threads/model-catalog.ts";
+import { listModels } from "../../threads/dispatch/model-catalog.ts";
 import { machineArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

@@ -1,7 +1,7 @@
 /** `t3_project_add`: add a project (a workspace directory) on one T3 machine. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { addProject } from "../../threads/project-add.ts";
+import { addProject } from "../../threads/control/project-add.ts";
 import {
 	idempotencyKeyArg,
 	machineArg,

@@ -1,9 +1,9 @@
 /** `t3_projects`: the projects of one machine that the allowlist lets us use. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
+import { defaultWorkspace } from "../../threads/dispatch/workspace.ts";
 import { requireOnline, resolveMachine } from "../../threads/resolve.ts";
 import { modelName } from "../../threads/shapes.ts";
-import { defaultWorkspace } from "../../threads/workspace.ts";
 import { machineArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

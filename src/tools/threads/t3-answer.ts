@@ -1,8 +1,8 @@
 /** `t3_answer`: answer the pending question or approval of a thread. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { DECISIONS, type Decision } from "../../t3/request-kinds.ts";
-import { answer } from "../../threads/answer.ts";
+import { DECISIONS, type Decision } from "../../t3/derive/request-kinds.ts";
+import { answer } from "../../threads/control/answer.ts";
 import { threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

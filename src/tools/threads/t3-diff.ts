@@ -1,7 +1,7 @@
 /** `t3_diff`: the unified diff of what a run, or a whole thread, changed in the workspace. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { readDiff } from "../../threads/diff.ts";
+import { readDiff } from "../../threads/read/diff.ts";
 import { segmentIdArg, threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

@@ -8,14 +8,14 @@ import { ok } from "../../mcp/result.ts";
 import {
 	ATTACHMENT_NAME_MAX,
 	ATTACHMENTS_MAX,
-} from "../../threads/attachments.ts";
+} from "../../threads/dispatch/attachments.ts";
 import {
 	type DispatchResult,
 	dispatch,
 	PROMPT_LIMIT,
-} from "../../threads/dispatch.ts";
-import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
-import { REF_MAX } from "../../threads/workspace.ts";
+} from "../../threads/dispatch/dispatch.ts";
+import { REF_MAX } from "../../threads/dispatch/workspace.ts";
+import { type WaitReport, waitForThreads } from "../../threads/wait/wait.ts";
 import {
 	ID_MAX,
 	keyArg,

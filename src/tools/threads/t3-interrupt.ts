@@ -1,7 +1,7 @@
 /** `t3_interrupt`: ask T3 to stop a thread's active run. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { interrupt } from "../../threads/interrupt.ts";
+import { interrupt } from "../../threads/control/interrupt.ts";
 import { threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 

@@ -1,8 +1,8 @@
 /** `t3_manage`: rename, archive, settle, stop the session or control the queue of a thread. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { PROMPT_LIMIT } from "../../threads/dispatch.ts";
-import { MANAGE_ACTIONS, manageThread } from "../../threads/manage.ts";
+import { MANAGE_ACTIONS, manageThread } from "../../threads/control/manage.ts";
+import { PROMPT_LIMIT } from "../../threads/dispatch/dispatch.ts";
 import {
 	ID_MAX,
 	idempotencyKeyArg,

@@ -1,7 +1,7 @@
 /** `t3_thread`: read one thread, its latest run and the last runs' messages, tools and files. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { readThread } from "../../threads/read.ts";
+import { readThread } from "../../threads/read/read.ts";
 import {
 	failureFields,
 	ID_MAX,

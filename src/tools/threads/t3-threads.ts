@@ -6,7 +6,7 @@ import {
 	listThreads,
 	MAX_LIMIT,
 	STATE_FILTERS,
-} from "../../threads/list.ts";
+} from "../../threads/read/list.ts";
 import {
 	failureFields,
 	ID_MAX,

@@ -5,7 +5,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok, ToolFailure } from "../../mcp/result.ts";
-import { type WaitReport, waitForThreads } from "../../threads/wait.ts";
+import { type WaitReport, waitForThreads } from "../../threads/wait/wait.ts";
 import {
 	failureFields,
 	questionSchema,

@@ -1,0 +1,368 @@
+/**
+ * The simulator's state: projects, thread aggregates and one global append-only event log
+ * (PROTOCOL.md §8.1). Every mutation goes through `upsert`/`appendThreadEvent`, so the
+ * projection served over HTTP and the domain events streamed over the socket never disagree.
+ * It also derives the read models of PROTOCOL.md §7 (thread shell, projection, shell snapshot).
+ */
+import { BUSY_RUN_STATUSES } from "../../t3/model.ts";
+import { newId, nowIso, type Row } from "./rows.ts";
+
+export type Collection =
+	| "runs"
+	| "attempts"
+	| "nodes"
+	| "providerSessions"
+	| "providerThreads"
+	| "providerTurns"
+	| "runtimeRequests"
+	| "messages"
+	| "turnItems"
+	| "checkpointScopes"
+	| "checkpoints";
+
+const COLLECTIONS: Collection[] = [
+	"runs",
+	"attempts",
+	"nodes",
+	"providerSessions",
+	"providerThreads",
+	"providerTurns",
+	"runtimeRequests",
+	"messages",
+	"turnItems",
+	"checkpointScopes",
+	"checkpoints",
+];
+
+export interface ThreadState {
+	id: string;
+	/** The AppThread row (identity, settings, organisation). */
+	app: Row;
+	rows: Record<Collection, Row[]>;
+	lastSequence: number;
+	lastError: string | null;
+	/** Released shells: the failure class of the last failed run, and a usage limit's reset. */
+	lastErrorClass: string | null;
+	usageLimitResetAt: string | null;
+	/** Provider background work still running after its turn (the shell's `pendingBackgroundTasks`). */
+	backgroundTasks: Record<string, unknown>[];
+	updatedAt: string;
+	checkpointCount: number;
+}
+
+export interface ProjectState {
+	row: Row;
+	lastSequence: number;
+}
+
+/** Envelope fields besides id/threadId/occurredAt/type/payload (OBSERVED.md §5.5). */
+export interface EventEnvelope {
+	runId?: string;
+	nodeId?: string;
+	driver?: string;
+	providerInstanceId?: string;
+}
+
+export interface LoggedEvent {
+	sequence: number;
+	threadId: string | null;
+	projectId: string | null;
+	/** The domain event as streamed on subscribeThread (null for project events). */
+	event: Record<string, unknown> | null;
+}
+
+export type StoreListener = (entry: LoggedEvent) => void;
+
+export interface Store {
+	head(): number;
+	events: LoggedEvent[];
+	projects: Map<string, ProjectState>;
+	threads: Map<string, ThreadState>;
+	addProject(input: {
+		id?: string;
+		title: string;
+		workspaceRoot: string;
+		defaultThreadEnvMode?: "local" | "worktree";
+	}): ProjectState;
+	createThread(app: Row, env: EventEnvelope): ThreadState;
+	/** Append a thread-level event whose payload is the AppThread row. */
+	appendThreadEvent(
+		thread: ThreadState,
+		type: string,
+		env?: EventEnvelope,
+	): number;
+	upsert(
+		thread: ThreadState,
+		collection: Collection,
+		row: Row,
+		type: string,
+		env?: EventEnvelope,
+	): number;
+	/** Drop a row and append an event whose payload is not the row (e.g. provider-session.detached). */
+	remove(
+		thread: ThreadState,
+		collection: Collection,
+		id: string,
+		type: string,
+		payload: Record<string, unknown>,
+		env?: EventEnvelope,
+	): number;
+	find(
+		thread: ThreadState,
+		collection: Collection,
+		id: string,
+	): Row | undefined;
+	/** Active threads: not deleted and not archived. */
+	liveThread(threadId: string): ThreadState | undefined;
+	threadShell(thread: ThreadState): Row;
+	projection(thread: ThreadState): Record<string, unknown>;
+	shellSnapshot(): Record<string, unknown>;
+	subscribe(listener: StoreListener): () => void;
+	/**
+	 * A server that lost its state: threads and the event log are gone and sequences start
+	 * again from zero; the configured projects are registered anew (same ids).
+	 */
+	wipeThreads(): void;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+export function createStore(): Store {
+	let sequence = 0;
+	const events: LoggedEvent[] = [];
+	const projects = new Map<string, ProjectState>();
+	const threads = new Map<string, ThreadState>();
+	const listeners = new Set<StoreListener>();
+
+	function log(entry: LoggedEvent): void {
+		events.push(entry);
+		for (const listener of [...listeners]) listener(entry);
+	}
+
+	function emit(
+		thread: ThreadState,
+		type: string,
+		payload: unknown,
+		env: EventEnvelope = {},
+	): number {
+		sequence += 1;
+		const occurredAt = nowIso();
+		thread.lastSequence = sequence;
+		thread.updatedAt = occurredAt;
+		const event = {
+			id: `event:thread:${thread.id}:${newId()}`,
+			threadId: thread.id,
+			...env,
+			occurredAt,
+			type,
+			payload: clone(payload),
+		};
+		log({ sequence, threadId: thread.id, projectId: null, event });
+		return sequence;
+	}
+
+	function addProject(input: {
+		id?: string;
+		title: string;
+		workspaceRoot: string;
+		defaultThreadEnvMode?: "local" | "worktree";
+	}): ProjectState {
+		sequence += 1;
+		const at = nowIso();
+		const row: Row = {
+			id: input.id ?? `project-${newId()}`,
+			title: input.title,
+			workspaceRoot: input.workspaceRoot,
+			repositoryIdentity: null,
+			defaultModelSelection: null,
+			scripts: [],
+			...(input.defaultThreadEnvMode
+				? { defaultThreadEnvMode: input.defaultThreadEnvMode }
+				: {}),
+			createdAt: at,
+			updatedAt: at,
+		};
+		const state = { row, lastSequence: sequence };
+		projects.set(row.id, state);
+		log({ sequence, threadId: null, projectId: row.id, event: null });
+		return state;
+	}
+
+	function createThread(app: Row, env: EventEnvelope): ThreadState {
+		const rows = Object.fromEntries(
+			COLLECTIONS.map((c) => [c, [] as Row[]]),
+		) as Record<Collection, Row[]>;
+		const thread: ThreadState = {
+			id: app.id,
+			app,
+			rows,
+			lastSequence: 0,
+			lastError: null,
+			lastErrorClass: null,
+			usageLimitResetAt: null,
+			backgroundTasks: [],
+			updatedAt: nowIso(),
+			checkpointCount: 0,
+		};
+		threads.set(app.id, thread);
+		emit(thread, "thread.created", app, env);
+		return thread;
+	}
+
+	function upsert(
+		thread: ThreadState,
+		collection: Collection,
+		row: Row,
+		type: string,
+		env?: EventEnvelope,
+	): number {
+		const list = thread.rows[collection];
+		const index = list.findIndex((r) => r.id === row.id);
+		if (index >= 0) list[index] = row;
+		else list.push(row);
+		return emit(thread, type, row, env);
+	}
+
+	function threadShell(thread: ThreadState): Row {
+		const runs = thread.rows.runs;
+		const latest = runs.reduce<Row | undefined>(
+			(best, r) =>
+				best === undefined || (r.ordinal as number) > (best.ordinal as number)
+					? r
+					: best,
+			undefined,
+		);
+		// The run currently blocking the thread; queued runs wait behind it (OBSERVED.md §5.6).
+		const active = runs.find(
+			(r) => BUSY_RUN_STATUSES.has(r.status as string) && r.status !== "queued",
+		);
+		const pending = thread.rows.runtimeRequests.find(
+			(r) => r.status === "pending",
+		);
+		const messages = thread.rows.messages;
+		const lastMessage = messages[messages.length - 1];
+		const lastUser = [...messages].reverse().find((m) => m.role === "user");
+		const items = thread.rows.turnItems;
+		return {
+			...clone(thread.app),
+			latestRunId: latest?.id ?? null,
+			latestRunRequestedAt: latest?.requestedAt ?? null,
+			latestRunStartedAt: latest?.startedAt ?? null,
+			latestRunCompletedAt: latest?.completedAt ?? null,
+			activeRunId: active?.id ?? null,
+			activityRunStatus: active ? active.status : null,
+			status: latest ? latest.status : "idle",
+			lastError: thread.lastError,
+			lastErrorClass: thread.lastErrorClass,
+			usageLimitResetAt: thread.usageLimitResetAt,
+			pendingRuntimeRequest: pending
+				? { id: pending.id, kind: pending.kind, createdAt: pending.createdAt }
+				: null,
+			latestVisibleMessage: lastMessage
+				? {
+						id: lastMessage.id,
+						role: lastMessage.role,
+						text: lastMessage.text,
+						updatedAt: lastMessage.updatedAt,
+					}
+				: null,
+			latestUserMessageAt: lastUser?.createdAt ?? null,
+			hasActionableProposedPlan: false,
+			pendingBackgroundTasks: clone(thread.backgroundTasks),
+			itemCount: items.length,
+			visibleItemCount: items.length,
+			updatedAt: thread.updatedAt,
+		};
+	}
+
+	function projection(thread: ThreadState): Record<string, unknown> {
+		const items = [...thread.rows.turnItems].sort(
+			(a, b) => (a.ordinal as number) - (b.ordinal as number),
+		);
+		const r = thread.rows;
+		return clone({
+			thread: { ...thread.app, updatedAt: thread.updatedAt },
+			runs: r.runs,
+			attempts: r.attempts,
+			nodes: r.nodes,
+			subagents: [],
+			providerSessions: r.providerSessions,
+			providerThreads: r.providerThreads,
+			providerTurns: r.providerTurns,
+			runtimeRequests: r.runtimeRequests,
+			messages: r.messages,
+			plans: [],
+			turnItems: items,
+			checkpointScopes: r.checkpointScopes,
+			checkpoints: r.checkpoints,
+			contextHandoffs: [],
+			contextTransfers: [],
+			visibleTurnItems: items.map((item, position) => ({
+				position,
+				visibility: "local",
+				sourceThreadId: thread.id,
+				sourceItemId: item.id,
+				item,
+			})),
+			updatedAt: thread.updatedAt,
+		});
+	}
+
+	function liveThread(threadId: string): ThreadState | undefined {
+		const thread = threads.get(threadId);
+		if (!thread || thread.app.deletedAt || thread.app.archivedAt)
+			return undefined;
+		return thread;
+	}
+
+	return {
+		head: () => sequence,
+		events,
+		projects,
+		threads,
+		addProject,
+		createThread,
+		appendThreadEvent: (thread, type, env) =>
+			emit(thread, type, thread.app, env),
+		upsert,
+		remove(thread, collection, id, type, payload, env) {
+			thread.rows[collection] = thread.rows[collection].filter(
+				(r) => r.id !== id,
+			);
+			return emit(thread, type, payload, env);
+		},
+		find: (thread, collection, id) =>
+			thread.rows[collection].find((r) => r.id === id),
+		liveThread,
+		threadShell,
+		projection,
+		shellSnapshot: () => ({
+			schemaVersion: 2,
+			snapshotSequence: sequence,
+			projects: [...projects.values()].map((p) => clone(p.row)),
+			threads: [...threads.values()]
+				.filter((t) => liveThread(t.id))
+				.map(threadShell),
+			archivedThreads: [],
+		}),
+		subscribe(listener) {
+			listeners.add(listener);
+			return () => listeners.delete(listener);
+		},
+		wipeThreads() {
+			threads.clear();
+			events.length = 0;
+			sequence = 0;
+			for (const project of projects.values()) {
+				sequence += 1;
+				project.lastSequence = sequence;
+				events.push({
+					sequence,
+					threadId: null,
+					projectId: project.row.id as string,
+					event: null,
+				});
+			}
+		},
+	};
+}

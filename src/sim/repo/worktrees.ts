@@ -1,0 +1,177 @@
+/**
+ * The simulator's git repositories, one per project, in memory only (never the disk): the root
+ * checkout on the project's current branch, and worktrees, each its own tree on its own branch
+ * created from a base ref (`launchThread` `workspaceStrategy`, RELEASED-0.1.md §3). Edits of
+ * root-checkout threads reach its tree (each such thread's diffs still show only its own runs,
+ * workspace.ts); a worktree thread sees only its worktree, so threads in different worktrees
+ * never see each other's edits and the root checkout stays untouched.
+ * Preparation fails like T3's does: an unknown base ref, or a branch that already exists (left
+ * behind by an earlier worktree). Uncommitted changes in the root checkout do not matter: a
+ * worktree starts from the base ref's commit, as `git worktree add` does, and T3's own
+ * preparation (`prepareWorktreeBase`, GitWorkflowService in 0.1.x) only resolves the base ref
+ * (fetching it with `startFromOrigin`): no dirty-state failure is modelled because T3 has none.
+ */
+import type { ProjectState, Store, ThreadState } from "../engine/store.ts";
+import { attachTree, mirrorInto, SEED, type Tree } from "./workspace.ts";
+
+interface Worktree {
+	path: string;
+	branch: string;
+	files: Tree;
+}
+
+interface Repo {
+	/** The root checkout's branch. */
+	current: string;
+	/** Branch → its committed tree. */
+	branches: Map<string, Tree>;
+	/** The root checkout's working tree. */
+	root: Tree;
+	/** Worktree path → worktree. */
+	worktrees: Map<string, Worktree>;
+}
+
+export interface WorktreeRequest {
+	baseRef: string;
+	branch: string | null;
+}
+
+const repos = new WeakMap<ProjectState, Repo>();
+/** Threads whose worktree is still to be prepared (again, after a failure). */
+const pending = new WeakMap<ThreadState, WorktreeRequest>();
+
+function repoOf(project: ProjectState): Repo {
+	let repo = repos.get(project);
+	if (!repo) {
+		repo = {
+			current: "main",
+			branches: new Map([["main", new Map(SEED)]]),
+			root: new Map(SEED),
+			worktrees: new Map(),
+		};
+		repos.set(project, repo);
+	}
+	return repo;
+}
+
+function projectOf(
+	store: Store,
+	thread: ThreadState,
+): ProjectState | undefined {
+	return store.projects.get(String(thread.app.projectId));
+}
+
+/** A ref as git resolves it here: `HEAD` (the root checkout's branch), a branch, or `origin/<branch>`. */
+function resolveRef(repo: Repo, ref: string): Tree | undefined {
+	if (ref === "HEAD") return repo.branches.get(repo.current);
+	return (
+		repo.branches.get(ref) ?? repo.branches.get(ref.replace(/^origin\//, ""))
+	);
+}
+
+/** Why a launch's `workspaceStrategy` cannot be used at all: an unknown existing worktree. */
+export function refuseStrategy(
+	store: Store,
+	projectId: string,
+	strategy: Record<string, unknown> | undefined,
+): string | undefined {
+	const project = store.projects.get(projectId);
+	if (!project || strategy?.type !== "existing_worktree") return undefined;
+	return repoOf(project).worktrees.has(String(strategy.worktreePath))
+		? undefined
+		: `Worktree ${String(strategy.worktreePath)} is not a worktree of project ${projectId}.`;
+}
+
+/**
+ * Places a new thread by its `workspaceStrategy`: the root checkout or an existing worktree
+ * now, or a new worktree prepared when its first run is (`prepareWorktree`).
+ */
+export function placeThread(
+	store: Store,
+	thread: ThreadState,
+	strategy: Record<string, unknown> | undefined,
+): void {
+	const project = projectOf(store, thread);
+	if (!project) return;
+	const repo = repoOf(project);
+	const type = strategy?.type;
+	if (type === "worktree") {
+		pending.set(thread, {
+			baseRef: String(strategy?.baseRef ?? repo.current),
+			branch: typeof strategy?.branch === "string" ? strategy.branch : null,
+		});
+		return;
+	}
+	const wt =
+		type === "existing_worktree"
+			? repo.worktrees.get(String(strategy?.worktreePath))
+			: undefined;
+	if (wt) {
+		thread.app = { ...thread.app, branch: wt.branch, worktreePath: wt.path };
+		attachTree(thread, wt.files);
+		return;
+	}
+	mirrorInto(thread, repo.root);
+}
+
+/** Whether the thread waits for its worktree to be prepared. */
+export function needsWorktree(thread: ThreadState): boolean {
+	return pending.has(thread);
+}
+
+/**
+ * Prepares the thread's worktree: undefined when done (the thread's branch and worktreePath
+ * are set), else T3's reason. A failed preparation stays pending for `prepared-run.retry`.
+ */
+export function prepareWorktree(
+	store: Store,
+	thread: ThreadState,
+): string | undefined {
+	const request = pending.get(thread);
+	const project = projectOf(store, thread);
+	if (!request || !project) return undefined;
+	const repo = repoOf(project);
+	const base = resolveRef(repo, request.baseRef);
+	if (!base) return `fatal: invalid reference: ${request.baseRef}`;
+	const branch =
+		request.branch ?? `t3code/${thread.id.replace(/^thread-/, "").slice(0, 8)}`;
+	if (repo.branches.has(branch))
+		return `fatal: a branch named '${branch}' already exists`;
+	const path = `${String(project.row.workspaceRoot).replace(/\/$/, "")}.worktrees/${branch.replaceAll("/", "-")}`;
+	const wt: Worktree = { path, branch, files: new Map(base) };
+	repo.branches.set(branch, new Map(base));
+	repo.worktrees.set(path, wt);
+	pending.delete(thread);
+	thread.app = { ...thread.app, branch, worktreePath: path };
+	attachTree(thread, wt.files);
+	return undefined;
+}
+
+/** What `git status` says in the thread's checkout: the files changed since its branch's commit. */
+export function checkoutStatus(store: Store, thread: ThreadState): string[] {
+	const project = projectOf(store, thread);
+	if (!project) return [];
+	const repo = repoOf(project);
+	const path = thread.app.worktreePath;
+	const wt = typeof path === "string" ? repo.worktrees.get(path) : undefined;
+	const tree = wt ? wt.files : repo.root;
+	const committed =
+		repo.branches.get(wt ? wt.branch : repo.current) ?? new Map();
+	const paths = [...new Set([...tree.keys(), ...committed.keys()])].sort();
+	return paths.filter((p) => tree.get(p) !== committed.get(p));
+}
+
+/** A fork works where its source does: the same checkout or worktree. */
+export function placeFork(
+	source: ThreadState,
+	fork: ThreadState,
+	store: Store,
+): void {
+	const project = projectOf(store, source);
+	if (!project) return;
+	const repo = repoOf(project);
+	const path = source.app.worktreePath;
+	const wt = typeof path === "string" ? repo.worktrees.get(path) : undefined;
+	if (wt) attachTree(fork, wt.files);
+	else mirrorInto(fork, repo.root);
+}

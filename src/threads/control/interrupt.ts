@@ -1,0 +1,121 @@
+/**
+ * `t3_interrupt`: `run.interrupt` on the thread's active run. By default queued follow-ups then
+ * start in order (as on servers without queue holding, captures-v2 ws-busy.jsonl); with
+ * `holdQueue` they wait for `queue.resume` (PROTOCOL.md §6.4, `resumeQueue` in queue.ts). It
+ * reports the status T3 shows afterwards and never claims the run stopped before T3 says so
+ * (OBSERVED.md §5.7: an interrupt can leave a run running).
+ */
+import { latestRun } from "../../t3/derive/derive.ts";
+import { T3Error } from "../../t3/machine-api.ts";
+import { BUSY_RUN_STATUSES, type ThreadProjection } from "../../t3/model.ts";
+import type { ThreadDeps } from "../deps.ts";
+import { ThreadError } from "../errors.ts";
+import { locateThread, readDetail } from "../locate.ts";
+
+export interface QueuedRun {
+	run_id: string;
+	held: boolean;
+}
+
+/** The thread's queued runs in the order they will start, and whether their queue is held. */
+export function queuedRuns(projection: ThreadProjection): QueuedRun[] {
+	return projection.runs
+		.filter((r) => r.status === "queued")
+		.sort((a, b) => a.ordinal - b.ordinal)
+		.map((r) => ({ run_id: r.id, held: r.queueHeld === true }));
+}
+
+export async function interrupt(
+	deps: ThreadDeps,
+	threadId: string,
+	holdQueue = false,
+) {
+	const located = await locateThread(deps, threadId);
+	const { projection } = await readDetail(located, true);
+	const shell = located.shell ?? projection.thread;
+	const active = shell.activeRunId
+		? projection.runs.find(
+				(r) => r.id === shell.activeRunId && r.status !== "queued",
+			)
+		: projection.runs
+				.filter((r) => BUSY_RUN_STATUSES.has(r.status) && r.status !== "queued")
+				.at(-1);
+	const queuedBefore = queuedRuns(projection);
+	if (!active) {
+		const first = queuedBefore[0];
+		if (first) {
+			// Reporting success here would hide that the queued work is still there.
+			throw new ThreadError(
+				first.held
+					? `Nothing is running on thread "${threadId}" to interrupt: its queue is held (${queuedBefore.length} queued run${queuedBefore.length === 1 ? "" : "s"}, next ${first.run_id}; held after an interrupt or server restart). Call t3_manage with action "resume_queue" to start them.`
+					: `Nothing is running on thread "${threadId}" to interrupt yet: queued run ${first.run_id} is about to start. Call t3_interrupt again once it runs (t3_thread shows its status).`,
+			);
+		}
+		const latest = latestRun(projection);
+		return {
+			result: {
+				thread_id: threadId,
+				run_id: latest?.id ?? null,
+				run_status: latest?.status ?? "idle",
+				queued: [] as QueuedRun[],
+				interrupted: false,
+			},
+			note: `Nothing to interrupt: thread "${threadId}" has no active run${latest ? ` (latest run is ${latest.status})` : ""}.`,
+		};
+	}
+	const command: Record<string, unknown> & {
+		type: string;
+		commandId: string;
+	} = {
+		type: "run.interrupt",
+		commandId: deps.newId(),
+		threadId,
+		runId: active.id,
+		reason: "Interrupted through t3code-mcp",
+	};
+	// Only sent when asked: a server that holds by default would otherwise strand the queue.
+	if (holdQueue) command.holdQueue = true;
+	let holdRefused = false;
+	try {
+		await located.entry.machine.dispatch(command);
+	} catch (error) {
+		// A server that rejects the field at decode time (a Die): same command without it.
+		if (!(holdQueue && error instanceof T3Error && error.code === "DEFECT"))
+			throw error;
+		const { holdQueue: _, ...plain } = command;
+		holdRefused = true;
+		await located.entry.machine.dispatch({ ...plain, commandId: deps.newId() });
+	}
+	const after = (await located.entry.machine.getThread(threadId)).projection;
+	const run = after.runs.find((r) => r.id === active.id);
+	// The runs that were queued behind it, as T3 shows them now (one may have started already).
+	const heldNow = new Set(
+		queuedRuns(after)
+			.filter((q) => q.held)
+			.map((q) => q.run_id),
+	);
+	const queued = queuedBefore.map((q) => ({
+		run_id: q.run_id,
+		held: heldNow.has(q.run_id),
+	}));
+	const held = queued.filter((q) => q.held).length;
+	let note: string | undefined;
+	if (queued.length > 0) {
+		note =
+			held === queued.length
+				? `The ${queued.length} queued run${queued.length === 1 ? " is" : "s are"} held: call t3_manage with action "resume_queue" to start them.`
+				: holdQueue
+					? `This T3 server ${holdRefused ? "does not support" : "did not report"} queue holding: the ${queued.length} queued run${queued.length === 1 ? "" : "s"} start${queued.length === 1 ? "s" : ""} in order once the interrupt is done.`
+					: `The ${queued.length} queued run${queued.length === 1 ? "" : "s"} start${queued.length === 1 ? "s" : ""} in order once the interrupt is done.`;
+	}
+	return {
+		result: {
+			thread_id: threadId,
+			run_id: active.id,
+			run_status: run?.status ?? active.status,
+			queued,
+			interrupted: true,
+		},
+		note,
+	};
+}

@@ -1,0 +1,120 @@
+import { describe, expect, test } from "bun:test";
+import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
+import {
+	defaultWorkspace,
+	knownWorktrees,
+	refProblem,
+	workspaceStrategy,
+} from "./workspace.ts";
+
+const project = {
+	id: "p1",
+	title: "demo",
+	workspaceRoot: "/srv/demo",
+	defaultModelSelection: null,
+} as ProjectShell;
+const shell = (over: Partial<ThreadShell>) =>
+	({ id: "t", projectId: "p1", ...over }) as ThreadShell;
+
+describe("refProblem (git check-ref-format)", () => {
+	test("accepts ordinary branch and ref names", () => {
+		for (const ok of [
+			"main",
+			"feature/a",
+			"origin/main",
+			"v1.2",
+			"HEAD",
+			"a-b_c",
+		])
+			expect([ok, refProblem(ok)]).toEqual([ok, null]);
+	});
+	test("refuses each rule, saying which", () => {
+		for (const [bad, why] of [
+			["", "empty"],
+			["-x", "start with '-'"],
+			["a b", "spaces"],
+			["a~1", "~"],
+			["a^", "^"],
+			["a:b", ":"],
+			["a?", "?"],
+			["a*", "*"],
+			["a[b", "["],
+			["a\\b", "\\"],
+			["a\u0007b", "control"],
+			["a..b", "'..'"],
+			["a@{1}", "'@{'"],
+			["@", "'@'"],
+			["/a", "'/'"],
+			["a/", "'/'"],
+			["a//b", "'//'"],
+			["a.", "end with '.'"],
+			["a/.b", "start with '.'"],
+			[".a", "start with '.'"],
+			["a.lock", ".lock"],
+			["a.lock/b", ".lock"],
+			["x".repeat(201), "over the limit of 200"],
+		] as const)
+			expect([bad, refProblem(bad)]).toEqual([
+				bad,
+				expect.stringContaining(why),
+			]);
+		expect(refProblem("x".repeat(200))).toBeNull();
+	});
+});
+
+describe("workspaceStrategy", () => {
+	test("defaults: the project's defaultThreadEnvMode, else root; a worktree from HEAD", () => {
+		expect(defaultWorkspace(project)).toBe("root");
+		expect(workspaceStrategy({}, project, [])).toEqual({ type: "root" });
+		const wt = { ...project, defaultThreadEnvMode: "worktree" };
+		expect(defaultWorkspace(wt)).toBe("worktree");
+		expect(workspaceStrategy({}, wt, [])).toEqual({
+			type: "worktree",
+			baseRef: "HEAD",
+		});
+		expect(
+			workspaceStrategy(
+				{ workspace: "worktree", base_ref: "develop", branch: "x/y" },
+				project,
+				[],
+			),
+		).toEqual({ type: "worktree", baseRef: "develop", branch: "x/y" });
+	});
+	test("an existing worktree only where a thread of the project reports it", () => {
+		const threads = [
+			shell({ worktreePath: "/srv/demo.worktrees/a" }),
+			shell({ worktreePath: "/srv/demo" }),
+			shell({ projectId: "p2", worktreePath: "/srv/other.worktrees/b" }),
+		];
+		expect(knownWorktrees(project, threads)).toEqual(["/srv/demo.worktrees/a"]);
+		expect(
+			workspaceStrategy(
+				{ worktree_path: "/srv/demo.worktrees/a" },
+				project,
+				threads,
+			),
+		).toEqual({
+			type: "existing_worktree",
+			worktreePath: "/srv/demo.worktrees/a",
+		});
+		expect(() =>
+			workspaceStrategy(
+				{ worktree_path: "/srv/other.worktrees/b" },
+				project,
+				threads,
+			),
+		).toThrow(
+			'worktree_path: "/srv/other.worktrees/b" is not a worktree T3 reports',
+		);
+		expect(() =>
+			workspaceStrategy(
+				{ worktree_path: "/srv/demo.worktrees/a", base_ref: "main" },
+				project,
+				threads,
+			),
+		).toThrow("base_ref: not used with worktree_path");
+		expect(() =>
+			workspaceStrategy({ workspace: "root", base_ref: "main" }, project, []),
+		).toThrow('base_ref: only used with workspace "worktree"');
+	});
+});

@@ -1,0 +1,129 @@
+/**
+ * `t3_threads` `query` in message text: T3's `orchestration.searchThreads` on every online
+ * machine that has it (RELEASED-0.1.md §3), bounded by a timeout. A machine without the RPC
+ * (DEFECT) is remembered until it reconnects, so later queries cost it nothing; answers are kept
+ * until the machine's shell changes (a new message changes its thread), so paging through a
+ * search, or repeating one, does not ask T3 again.
+ */
+import type { FleetMachine } from "../../fleet/fleet.ts";
+import type { Machine } from "../../t3/machine-api.ts";
+import type { SearchMatch } from "../../t3/model.ts";
+import { maskAndCap, redact } from "../../util/redact.ts";
+import { isUnsupported } from "../unsupported.ts";
+
+/** T3's bounds on the query (shorter or longer queries never reach T3) and its largest limit. */
+export const SEARCH_MIN = 2;
+export const SEARCH_MAX = 200;
+const SEARCH_LIMIT = 50;
+const SNIPPET_MAX = 240;
+export const SEARCH_TIMEOUT_MS = 2_000;
+/** A kept answer is asked again after this long even if nothing changed. */
+const KEEP_MS = 60_000;
+const KEEP_QUERIES = 32;
+
+/** How a row was found in its messages: shown as the row's `match`. */
+export interface MessageMatch {
+	role: string;
+	snippet: string;
+}
+
+interface Memo {
+	unsupported: boolean;
+	answers: Map<string, { at: number; matches: Map<string, MessageMatch> }>;
+}
+
+const memos = new WeakMap<Machine, Memo>();
+
+function memoOf(machine: Machine): Memo {
+	let memo = memos.get(machine);
+	if (!memo) {
+		const fresh: Memo = { unsupported: false, answers: new Map() };
+		machine.onChange((change) => {
+			if (change.kind === "config" || change.kind === "synchronized") return;
+			fresh.answers.clear();
+			// A reconnect may reach an upgraded server.
+			if (change.kind === "state") fresh.unsupported = false;
+		});
+		memos.set(machine, fresh);
+		memo = fresh;
+	}
+	return memo;
+}
+
+/** Per thread id, its newest matching message (T3 answers newest first). */
+function byThread(matches: SearchMatch[]): Map<string, MessageMatch> {
+	const out = new Map<string, MessageMatch>();
+	for (const m of matches)
+		if (!out.has(m.threadId))
+			out.set(m.threadId, {
+				role: m.source,
+				// T3 text, cut by T3: masked like every T3 text (a cut secret's piece too).
+				snippet: maskAndCap(m.snippet, SNIPPET_MAX, "…"),
+			});
+	return out;
+}
+
+export interface Unavailable {
+	machine: string;
+	state: string;
+	reason: string | null;
+}
+
+/**
+ * Per machine, the threads whose messages hold `query` (none for a machine without the RPC,
+ * or for a query T3 would refuse); a machine that fails or does not answer in time is added
+ * to `unavailable` with why, its other rows still listed.
+ */
+export async function searchMessages(
+	online: FleetMachine[],
+	query: string | undefined,
+	unavailable: Unavailable[],
+	options: { now: () => number; timeoutMs?: number },
+): Promise<Map<FleetMachine, Map<string, MessageMatch>>> {
+	const out = new Map<FleetMachine, Map<string, MessageMatch>>();
+	if (
+		query === undefined ||
+		query.length < SEARCH_MIN ||
+		query.length > SEARCH_MAX
+	)
+		return out;
+	const timeoutMs = options.timeoutMs ?? SEARCH_TIMEOUT_MS;
+	await Promise.all(
+		online.map(async (entry) => {
+			const { machine } = entry;
+			if (!machine.searchThreads) return;
+			const memo = memoOf(machine);
+			if (memo.unsupported) return;
+			const kept = memo.answers.get(query);
+			if (kept && options.now() - kept.at < KEEP_MS) {
+				out.set(entry, kept.matches);
+				return;
+			}
+			try {
+				const matches = byThread(
+					await machine.searchThreads({
+						query,
+						limit: SEARCH_LIMIT,
+						timeoutMs,
+					}),
+				);
+				out.set(entry, matches);
+				memo.answers.delete(query);
+				memo.answers.set(query, { at: options.now(), matches });
+				if (memo.answers.size > KEEP_QUERIES)
+					memo.answers.delete(memo.answers.keys().next().value as string);
+			} catch (error) {
+				if (isUnsupported(error)) {
+					memo.unsupported = true;
+					return;
+				}
+				unavailable.push({
+					machine: entry.config.name,
+					state: machine.status().state,
+					reason: `its message search did not answer (only titles and latest messages were searched there): ${error instanceof Error ? redact(error.message) : "unknown error"}`,
+				});
+			}
+		}),
+	);
+	return out;
+}

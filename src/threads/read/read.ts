@@ -1,0 +1,154 @@
+/** `t3_thread`: one thread's state, latest run and the last runs' messages, tools and files. */
+import {
+	capText,
+	pendingQuestion,
+	runDetails,
+	runError,
+} from "../../t3/derive/derive.ts";
+import { NO_FAILURE, runFailure } from "../../t3/derive/run-failure.ts";
+import type { ThreadDeps } from "../deps.ts";
+import { attachmentsShape } from "../dispatch/attachments.ts";
+import { placeShape } from "../dispatch/workspace.ts";
+import { locateThread, readDetail } from "../locate.ts";
+import { projectRef, questionShape } from "../shapes.ts";
+import { pullRequestsOf } from "./pull-requests.ts";
+import { queuedListing } from "./queued-list.ts";
+import type { ThreadReadAhead } from "./read-ahead.ts";
+import { backgroundTasks, snoozedUntil } from "./thread-state.ts";
+import { readTurnItem } from "./turn-item.ts";
+
+/** Keeps a result well under ~20k tokens: texts are capped, more tightly when many runs are asked. */
+const RESULT_BUDGET_CHARS = 60_000;
+const TEXT_CAPS = [8_000, 2_000, 500];
+
+export async function readThread(
+	deps: ThreadDeps,
+	threadId: string,
+	turns: number,
+	readAhead?: ThreadReadAhead,
+	itemId?: string,
+) {
+	const located = await locateThread(deps, threadId);
+	// Read while T3's answer is on its way: the first sqlite read of a request costs ~20 µs,
+	// which after the GET would add to every call.
+	const record = deps.threads.get(threadId);
+	if (
+		readAhead?.threadId === threadId &&
+		readAhead.machine === located.entry.config.name
+	)
+		located.detail ??= await readAhead.detail;
+	const [{ projection }, item] = await Promise.all([
+		readDetail(located),
+		itemId === undefined
+			? null
+			: readTurnItem(located, itemId, TEXT_CAPS[0] as number),
+	]);
+	const thread = located.shell ?? projection.thread;
+	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
+	const latest = runs.at(-1) ?? null;
+	const session = projection.providerSessions.at(-1);
+	const selection = thread.modelSelection ?? latest?.modelSelection ?? null;
+	const failureOf = (run: (typeof runs)[number]) =>
+		run.status === "failed"
+			? runFailure(projection, run.id, located.shell)
+			: NO_FAILURE;
+
+	const build = (cap: number) => ({
+		thread_id: threadId,
+		machine: located.entry.config.name,
+		project: projectRef(located.project),
+		title: thread.title,
+		// T3's shell status, or the same derivation from the projection's rows (threadActivity).
+		status: thread.status,
+		session: {
+			provider: thread.providerInstanceId ?? selection?.instanceId ?? null,
+			model: selection?.model ?? session?.model ?? null,
+			status: session?.status ?? null,
+		},
+		latest_run: latest
+			? {
+					id: latest.id,
+					ordinal: latest.ordinal,
+					status: latest.status,
+					requested_at: latest.requestedAt,
+					started_at: latest.startedAt,
+					completed_at: latest.completedAt,
+					error: runError(projection, latest.id),
+					...failureOf(latest),
+				}
+			: null,
+		runs: runs.slice(-turns).map((run) => {
+			const details = runDetails(projection, run.id);
+			return {
+				id: run.id,
+				ordinal: run.ordinal,
+				status: run.status,
+				...failureOf(run),
+				messages: details.messages.map((m) => ({
+					role: m.role,
+					text: capText(m.text, cap),
+					attachments: attachmentsShape(m.attachments),
+				})),
+				tools: details.tools.map((t) => ({
+					...t,
+					title: t.title === null ? null : capText(t.title, 300),
+				})),
+				notices: details.notices.map((n) => ({
+					kind: n.kind,
+					text: capText(n.text, cap),
+				})),
+				files: details.files,
+			};
+		}),
+		queued: queuedListing(projection, cap),
+		question: questionShape(
+			pendingQuestion(projection, undefined, {
+				machine: located.entry.config.name,
+			}),
+		),
+		...placeShape({
+			branch: thread.branch ?? projection.thread.branch,
+			worktreePath: thread.worktreePath ?? projection.thread.worktreePath,
+		}),
+		pull_requests: pullRequestsOf(
+			thread.pullRequests !== undefined ? thread : projection.thread,
+		),
+		snoozed_until: snoozedUntil(thread) ?? snoozedUntil(projection.thread),
+		background_tasks: backgroundTasks(located.shell ?? projection.thread),
+		item,
+		watched: record ? record.watched === 1 : false,
+		origin: record?.origin ?? null,
+	});
+
+	let result = build(TEXT_CAPS[0] as number);
+	for (const cap of TEXT_CAPS.slice(1)) {
+		if (roughSize(result) <= RESULT_BUDGET_CHARS) break;
+		result = build(cap);
+	}
+	return result;
+}
+
+/** The texts dominate a result's size; counting them is much cheaper than serialising it. */
+function roughSize(result: {
+	queued: { text: string }[];
+	runs: {
+		messages: { text: string }[];
+		notices: { text: string }[];
+		tools: unknown[];
+		files: unknown[];
+	}[];
+}) {
+	let size = 2_000;
+	for (const q of result.queued) size += 200 + q.text.length;
+	for (const run of result.runs) {
+		size +=
+			200 *
+			(run.tools.length +
+				run.files.length +
+				run.messages.length +
+				run.notices.length);
+		for (const m of run.messages) size += m.text.length;
+		for (const n of run.notices) size += n.text.length;
+	}
+	return size;
+}

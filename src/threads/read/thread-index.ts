@@ -1,0 +1,202 @@
+/**
+ * Each machine's active threads in list order (newest first: `updatedAt`, then id), with what a
+ * listing reads beside them: sort keys, states and, after the first search, lower-cased search
+ * texts. Kept from the machine's shell changes and brought up to date on the next read: the
+ * changed threads are sorted in among the others, which keep their order and everything made
+ * for them, so a busy fleet costs a listing what changed, not a re-sort of every machine.
+ */
+import type { Machine } from "../../t3/machine-api.ts";
+import type { ThreadShell } from "../../t3/model.ts";
+import { type ThreadState, threadState } from "./thread-state.ts";
+
+export function compareThreads(a: ThreadShell, b: ThreadShell): number {
+	const at = a.updatedAt ?? "";
+	const bt = b.updatedAt ?? "";
+	if (at !== bt) return at < bt ? 1 : -1;
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Title and latest message, lower-cased: what `query` is matched against. */
+const searchText = (thread: ThreadShell): string =>
+	`${thread.title}\n${thread.latestVisibleMessage?.text ?? ""}`.toLowerCase();
+
+/**
+ * Between two threads' search texts in a machine's haystack. A query without it cannot match
+ * across two threads, so one `indexOf` over the haystack finds the next matching thread.
+ */
+export const SEPARATOR = "\u0000";
+
+/** The search texts in list order, joined by SEPARATOR; `starts[i]` is where thread i's begins. */
+export interface Haystack {
+	texts: string[];
+	text: string;
+	starts: Int32Array;
+}
+
+/**
+ * A machine's threads in list order, with parallel arrays of what a listing reads. Changed in
+ * place by `applyChanges` (a listing is read synchronously, so no reader sees it mid-change).
+ */
+export interface Listing {
+	threads: ThreadShell[];
+	/** `updatedAt` ("" when absent) and id: a cursor's position is a binary search over them. */
+	times: string[];
+	ids: string[];
+	states: ThreadState[];
+	/** The search texts, once a search made them (then kept up to date). */
+	texts: string[] | undefined;
+	/** Indexes of the threads in each state, ascending (made on first use). */
+	inState: Map<ThreadState, Int32Array>;
+	/** The search texts joined (made on first use after a change). */
+	haystack: Haystack | undefined;
+}
+
+/** Indexes of the threads in this state, ascending. */
+export function inState(list: Listing, state: ThreadState): Int32Array {
+	let only = list.inState.get(state);
+	if (!only) {
+		const { states } = list;
+		let count = 0;
+		for (let i = 0; i < states.length; i += 1)
+			if (states[i] === state) count += 1;
+		only = new Int32Array(count);
+		for (let i = 0, k = 0; i < states.length; i += 1)
+			if (states[i] === state) only[k++] = i;
+		list.inState.set(state, only);
+	}
+	return only;
+}
+
+/** The listing's search texts and their haystack. */
+export function search(list: Listing): Haystack {
+	if (list.haystack) return list.haystack;
+	list.texts ??= list.threads.map(searchText);
+	const { texts } = list;
+	const starts = new Int32Array(texts.length);
+	let at = 0;
+	for (let i = 0; i < texts.length; i += 1) {
+		starts[i] = at;
+		at += (texts[i] as string).length + SEPARATOR.length;
+	}
+	list.haystack = { texts, text: texts.join(SEPARATOR), starts };
+	return list.haystack;
+}
+
+/** A listing of these threads (sorted in place). */
+export function buildListing(threads: ThreadShell[]): Listing {
+	threads.sort(compareThreads);
+	return {
+		threads,
+		times: threads.map((t) => t.updatedAt ?? ""),
+		ids: threads.map((t) => t.id),
+		states: threads.map(threadState),
+		texts: undefined,
+		inState: new Map(),
+		haystack: undefined,
+	};
+}
+
+/**
+ * Index of the first thread sorting strictly after position (`at`, `id`) in list order
+ * (updatedAt desc, then id asc): where a thread with that key goes, and where a cursor resumes.
+ */
+export function firstAfter(list: Listing, at: string, id: string): number {
+	const { times, ids } = list;
+	let lo = 0;
+	let hi = times.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		const t = times[mid] as string;
+		if (t !== at ? t < at : (ids[mid] as string) > id) hi = mid;
+		else lo = mid + 1;
+	}
+	return lo;
+}
+
+/**
+ * Brings the listing up to date after the threads in `changed` changed: each leaves its old
+ * place and its current version (none when gone) goes where it sorts now; the other threads
+ * keep everything made for them.
+ */
+export function applyChanges(
+	list: Listing,
+	changed: Iterable<string>,
+	current: (id: string) => ThreadShell | undefined,
+): void {
+	const { threads, times, ids, states, texts } = list;
+	for (const id of changed) {
+		const was = ids.indexOf(id);
+		if (was >= 0) {
+			threads.splice(was, 1);
+			times.splice(was, 1);
+			ids.splice(was, 1);
+			states.splice(was, 1);
+			texts?.splice(was, 1);
+		}
+		const thread = current(id);
+		if (!thread) continue;
+		const to = firstAfter(list, thread.updatedAt ?? "", thread.id);
+		threads.splice(to, 0, thread);
+		times.splice(to, 0, thread.updatedAt ?? "");
+		ids.splice(to, 0, thread.id);
+		states.splice(to, 0, threadState(thread));
+		texts?.splice(to, 0, searchText(thread));
+	}
+	list.inState.clear();
+	list.haystack = undefined;
+}
+
+interface Kept {
+	listing: Listing | undefined;
+	/** Ids of the threads changed (or gone) since the listing was made. */
+	changed: Set<string>;
+	/** Re-read the machine's whole list (first read, a snapshot, or too many changes). */
+	full: boolean;
+}
+
+const kept = new WeakMap<Machine, Kept>();
+
+/** Past this many changed threads (and an eighth of the list), re-reading everything is cheaper. */
+const FEW_CHANGES = 64;
+
+const tooMany = (k: Kept) =>
+	k.changed.size > FEW_CHANGES &&
+	k.changed.size > (k.listing?.threads.length ?? 0) / 8;
+
+/** A machine's active threads in list order, up to date with its shell. */
+export function machineListing(machine: Machine): Listing {
+	let k = kept.get(machine);
+	if (!k) {
+		const fresh: Kept = { listing: undefined, changed: new Set(), full: true };
+		machine.onChange((change) => {
+			if (fresh.full) return;
+			switch (change.kind) {
+				case "state":
+				case "synchronized":
+				case "config":
+					return;
+				case "thread":
+				case "thread.removed":
+					fresh.changed.add(
+						change.kind === "thread" ? change.thread.id : change.threadId,
+					);
+					if (!tooMany(fresh)) return;
+					break;
+				default:
+					break;
+			}
+			fresh.full = true;
+			fresh.changed.clear();
+		});
+		kept.set(machine, fresh);
+		k = fresh;
+	}
+	if (k.full || !k.listing) {
+		k.listing = buildListing(machine.threads());
+		k.full = false;
+	} else if (k.changed.size > 0) {
+		applyChanges(k.listing, k.changed, (id) => machine.thread(id));
+	}
+	k.changed.clear();
+	return k.listing;
+}
