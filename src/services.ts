@@ -22,10 +22,13 @@ import {
 	followThreads,
 } from "./t3/follow/thread-follow.ts";
 import type { Machine } from "./t3/machine-api.ts";
-import { createTaskService, type TaskService } from "./tasks/task-service.ts";
+import {
+	createTaskService,
+	type TaskService,
+	type TaskShaper,
+} from "./tasks/task-service.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
 import { createModelCatalog } from "./threads/dispatch/model-catalog.ts";
-import { shapeTaskResult } from "./tools/task-results.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
 import { registerConfigSecrets } from "./util/redact.ts";
@@ -54,6 +57,8 @@ export interface Services {
 export interface ServiceOptions {
 	version: string;
 	log: Logger;
+	/** How a task's wait becomes its result: handed in by the MCP tool layer, which owns result shapes. */
+	taskShaper: TaskShaper;
 	newId?: () => string;
 	progressIntervalMs?: number;
 	/** How long `t3_threads` waits for a machine's message search (default 2 s). */
@@ -164,7 +169,7 @@ export function createServices(
 		deps: threadDeps,
 		fleet,
 		db,
-		shape: shapeTaskResult,
+		shape: options.taskShaper,
 		ttlS: config.server.taskTtlS,
 		pollIntervalMs: options.taskPollIntervalMs,
 		maxTasks: options.maxTasks,

@@ -15,13 +15,13 @@ import { inspectStatePath } from "../store/state-file.ts";
 import { lockFileOf, probeLock } from "../store/state-lock.ts";
 import { maskCredentials, maskSecrets, urlOrigin } from "../util/redact.ts";
 import { hasFlag, parseArgs, UsageError } from "./args.ts";
+import { CHECK_ARGS } from "./check-args.ts";
 import {
 	type CheckResult,
 	type MachineReport,
 	type ProbeOptions,
 	probeMachine,
 } from "./check-machine.ts";
-import { CHECK_ARGS } from "./commands.ts";
 import { EXIT } from "./help.ts";
 
 export interface CheckReport {

@@ -5,6 +5,7 @@
  * --help); its module is imported only when it runs, so `serve` starts without the others.
  */
 import type { ArgSpec, ParsedArgs } from "./args.ts";
+import { CHECK_ARGS } from "./check-args.ts";
 import { EXIT, HELP } from "./help.ts";
 
 export interface Command {
@@ -16,11 +17,6 @@ export interface Command {
 }
 
 const none = (name: string): ArgSpec => ({ usage: `t3code-mcp ${name}` });
-
-export const CHECK_ARGS: ArgSpec = {
-	usage: "t3code-mcp check [--json]",
-	flags: { "--json": { value: false } },
-};
 
 export const COMMANDS: Command[] = [
 	{

@@ -2,6 +2,7 @@
  * Starts the MCP server on `Bun.serve` for a loaded config, and stops it in an order that
  * lets in-flight waits answer: waits end first, then the listener, then machines and sqlite.
  */
+
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { StartupError } from "../config/startup-error.ts";
@@ -12,6 +13,7 @@ import {
 	type ServiceOptions,
 	type Services,
 } from "../services.ts";
+import { shapeTaskResult } from "../tools/task-results.ts";
 import { VERSION } from "../version.ts";
 
 export interface RunningServer {
@@ -24,8 +26,9 @@ export interface RunningServer {
 
 export async function startServer(
 	config: AppConfig,
-	options: Omit<ServiceOptions, "version"> & {
+	options: Omit<ServiceOptions, "version" | "taskShaper"> & {
 		version?: string;
+		taskShaper?: ServiceOptions["taskShaper"];
 		/** Tests: a shorter deadline for request bodies (http/mcp-body.ts). */
 		bodyTimeoutMs?: number;
 	},
@@ -33,6 +36,7 @@ export async function startServer(
 	const { bodyTimeoutMs, ...serviceOptions } = options;
 	const services = createServices(config, {
 		version: VERSION,
+		taskShaper: shapeTaskResult,
 		...serviceOptions,
 	});
 	const app = createApp(services, { bodyTimeoutMs });

@@ -6,6 +6,7 @@
  * work as under `serve`; when another process holds the state file, this one runs on in-memory
  * state without webhooks and says so on stderr and in `t3_machines`.
  */
+
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
@@ -17,6 +18,7 @@ import { buildServer } from "../mcp/server.ts";
 import { createLineTransport } from "../mcp/stdio-transport.ts";
 import { createServices, type Services } from "../services.ts";
 import { StateInUseError } from "../store/state-file.ts";
+import { shapeTaskResult } from "../tools/task-results.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { VERSION } from "../version.ts";
 import { EXIT } from "./help.ts";
@@ -115,7 +117,11 @@ export async function runStdio(env: Env = process.env): Promise<number> {
  */
 function openServices(config: AppConfig, log: Logger): Services {
 	try {
-		return createServices(config, { version: VERSION, log });
+		return createServices(config, {
+			version: VERSION,
+			log,
+			taskShaper: shapeTaskResult,
+		});
 	} catch (error) {
 		if (!(error instanceof StateInUseError)) throw error;
 		const note = `The state file ${error.file} is in use by another t3code-mcp process (${error.holder}), so this session keeps its state in memory: watched threads and undelivered events are forgotten when it exits, and no webhooks are sent from it. The tools work as usual.`;
@@ -131,7 +137,7 @@ function openServices(config: AppConfig, log: Logger): Services {
 		};
 		return createServices(
 			{ ...config, server },
-			{ version: VERSION, log, stateNote: note },
+			{ version: VERSION, log, stateNote: note, taskShaper: shapeTaskResult },
 		);
 	}
 }

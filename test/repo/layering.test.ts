@@ -1,39 +1,150 @@
 /**
- * Layering (issue 9): use cases (src/threads) raise their own error type and only the MCP layer
- * turns errors into tool results; the T3 protocol client (src/t3) knows nothing of MCP. So no
- * module below the MCP layer imports from src/mcp or src/tools.
+ * Layering and rooms (issues 9 and 24). The layers, top down: `cli/` and `index.ts` start things;
+ * `http/`, `mcp/` and `tools/` speak to MCP clients; everything else (services, threads, t3,
+ * store, events, tasks, fleet, config, sim, util) is lower and never imports them, so the T3
+ * protocol client knows nothing of MCP and use cases raise their own errors. No value-import
+ * cycles anywhere (type-only imports may cross), no crowded folder, no oversized file.
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 
 const SRC = join(import.meta.dir, "../../src");
-/** Domains below the MCP layer. */
-const LOWER = ["threads", "t3", "store", "events", "fleet", "config", "util"];
-const IMPORT = /(?:from|import)\s*\(?\s*["']([^"']+)["']/g;
+const UPPER = ["http", "mcp", "tools", "cli"];
+/** A static import or re-export with its clause (group 2: `type`, group 3: clause, group 4: spec). */
+const STATIC =
+	/^\s*(import|export)\s+(type\s+)?([^'";]*?\sfrom\s+)?["']([^"']+)["']/gm;
+const DYNAMIC = /import\(\s*["']([^"']+)["']\s*\)/g;
+const ALL_TYPES =
+	/^\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+)?\s*,?\s*)+\}\s+from\s+$/;
 
-function files(dir: string): string[] {
+function sources(dir: string): string[] {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
 		e.isDirectory()
-			? files(join(dir, e.name))
-			: e.name.endsWith(".ts")
+			? sources(join(dir, e.name))
+			: e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")
 				? [join(dir, e.name)]
 				: [],
 	);
 }
 
-test("no use case, protocol or store module imports the MCP layer", () => {
+const FILES = sources(SRC);
+const rel = (file: string) => relative(SRC, file);
+
+/** Every module a file imports: `value` false when only types cross. */
+function imports(file: string): { spec: string; value: boolean }[] {
+	const text = readFileSync(file, "utf8");
+	const found: { spec: string; value: boolean }[] = [];
+	for (const m of text.matchAll(STATIC)) {
+		const clause = m[3] ?? "";
+		found.push({
+			spec: m[4] ?? "",
+			value: !m[2] && !ALL_TYPES.test(clause),
+		});
+	}
+	for (const m of text.matchAll(DYNAMIC))
+		found.push({ spec: m[1] ?? "", value: true });
+	return found;
+}
+
+function target(file: string, spec: string): string | undefined {
+	if (!spec.startsWith(".")) return undefined;
+	const path = resolve(dirname(file), spec);
+	return path.endsWith(".ts") ? path : `${path}.ts`;
+}
+
+const isUpper = (file: string) =>
+	rel(file) === "index.ts" || UPPER.includes(rel(file).split("/")[0] ?? "");
+
+test("no lower module imports the http, mcp, tools or cli layer, nor the MCP SDK", () => {
 	const offending: string[] = [];
-	for (const domain of LOWER) {
-		for (const file of files(join(SRC, domain))) {
-			for (const [, spec] of readFileSync(file, "utf8").matchAll(IMPORT)) {
-				if (
-					/(^|\/)(mcp|tools)\//.test(spec ?? "") ||
-					spec?.includes("@modelcontextprotocol")
-				)
-					offending.push(`${file.slice(SRC.length + 1)} imports ${spec}`);
-			}
+	for (const file of FILES) {
+		if (isUpper(file)) continue;
+		for (const { spec, value } of imports(file)) {
+			const to = target(file, spec);
+			// The SDK's types may describe a result; its code stays in the MCP layer.
+			const sdk = spec.includes("@modelcontextprotocol") && value;
+			if ((to && isUpper(to)) || sdk)
+				offending.push(`${rel(file)} imports ${spec}`);
 		}
 	}
 	expect(offending).toEqual([]);
+});
+
+/** The value imports between source files, by file. */
+function valueEdges(): Map<string, string[]> {
+	const edges = new Map<string, string[]>();
+	for (const file of FILES)
+		edges.set(
+			rel(file),
+			imports(file)
+				.filter((i) => i.value)
+				.map((i) => target(file, i.spec))
+				.filter((t): t is string => t !== undefined && t !== file)
+				.map(rel),
+		);
+	return edges;
+}
+
+/** Strongly connected groups (Tarjan) of more than one node: the cycles. */
+function cycles(edges: Map<string, string[]>): string[][] {
+	const index = new Map<string, number>();
+	const low = new Map<string, number>();
+	const stack: string[] = [];
+	const onStack = new Set<string>();
+	const groups: string[][] = [];
+	const visit = (v: string) => {
+		index.set(v, index.size);
+		low.set(v, index.get(v) ?? 0);
+		stack.push(v);
+		onStack.add(v);
+		for (const w of edges.get(v) ?? []) {
+			if (!edges.has(w)) continue;
+			if (!index.has(w)) {
+				visit(w);
+				low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+			} else if (onStack.has(w))
+				low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+		}
+		if (low.get(v) !== index.get(v)) return;
+		const group: string[] = [];
+		for (let w = stack.pop(); w !== undefined; w = stack.pop()) {
+			onStack.delete(w);
+			group.push(w);
+			if (w === v) break;
+		}
+		if (group.length > 1) groups.push(group.sort());
+	};
+	for (const v of edges.keys()) if (!index.has(v)) visit(v);
+	return groups;
+}
+
+test("no value-import cycle in src/ (type-only imports may cross)", () => {
+	expect(cycles(valueEdges())).toEqual([]);
+});
+
+test("the checks can fail: a three-file cycle is found, an all-types clause is not a value", () => {
+	const edges = new Map([
+		["a.ts", ["b.ts"]],
+		["b.ts", ["c.ts"]],
+		["c.ts", ["a.ts"]],
+		["d.ts", ["a.ts"]],
+	]);
+	expect(cycles(edges)).toEqual([["a.ts", "b.ts", "c.ts"]]);
+	expect(ALL_TYPES.test("{ type A, type B as C } from ")).toBe(true);
+	expect(ALL_TYPES.test("{ a, type B } from ")).toBe(false);
+});
+
+test("rooms: at most 20 source files in any folder, none over 550 lines", () => {
+	const perFolder = new Map<string, number>();
+	for (const file of FILES)
+		perFolder.set(
+			rel(dirname(file)) || ".",
+			(perFolder.get(rel(dirname(file)) || ".") ?? 0) + 1,
+		);
+	const crowded = [...perFolder].filter(([, n]) => n > 20);
+	const long = FILES.map(
+		(f) => [rel(f), readFileSync(f, "utf8").split("\n").length] as const,
+	).filter(([, n]) => n > 550);
+	expect({ crowded, long }).toEqual({ crowded: [], long: [] });
 });

@@ -25,14 +25,14 @@ import {
 	type RunKit,
 	updateItem,
 } from "../runs/run-rows.ts";
+import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
+import { defaultOutput, withholdOutput } from "./command-output.ts";
 import type {
 	AgentIO,
 	ApprovalExtra,
 	RuntimeResponse,
 	ToolOutcome,
-} from "./agent.ts";
-import { type ApprovalKind, asksApproval } from "./approval-policy.ts";
-import { defaultOutput, withholdOutput } from "./command-output.ts";
+} from "./script.ts";
 import { startBackgroundTask } from "./wake-run.ts";
 
 const APPROVED = new Set(["accept", "acceptForSession", "acceptAlways"]);

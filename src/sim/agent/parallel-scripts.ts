@@ -8,7 +8,7 @@
 import type { Store, ThreadState } from "../engine/store.ts";
 import { carriedConversation } from "../engine/thread-fork.ts";
 import { checkoutStatus } from "../repo/worktrees.ts";
-import type { AgentScript } from "./agent.ts";
+import type { AgentScript } from "./script.ts";
 
 export const STATUS_PROMPT = "git status";
 export const REMEMBER_PROMPT = "what do you remember";

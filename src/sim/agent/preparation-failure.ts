@@ -15,7 +15,7 @@ import {
 	type RunKit,
 	updateItem,
 } from "../runs/run-rows.ts";
-import type { FailureDetail } from "./agent.ts";
+import type { FailureDetail } from "./script.ts";
 
 export const PREPARATION_FAILURE_PROMPT = "fail preparing";
 export const WORKSPACE_PREPARATION_FAILURE_CODE =

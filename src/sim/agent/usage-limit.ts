@@ -9,7 +9,7 @@
 import { nowIso } from "../engine/rows.ts";
 import type { ThreadState } from "../engine/store.ts";
 import type { RunHandle, RunKit } from "../runs/run-rows.ts";
-import { AgentFailure, type AgentScript } from "./agent.ts";
+import { AgentFailure, type AgentScript } from "./script.ts";
 
 export const USAGE_LIMIT_PROMPT = "hit the usage limit";
 const RESET_AFTER_MS = 60 * 60 * 1000;

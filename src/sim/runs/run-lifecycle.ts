@@ -5,17 +5,17 @@
  * live in agent.ts; this module turns them into turn items, runtime requests and events.
  */
 import { TERMINAL_RUN_STATUSES } from "../../t3/model.ts";
-import {
-	AgentFailure,
-	type AgentScript,
-	type FailureDetail,
-	type RuntimeResponse,
-} from "../agent/agent.ts";
 import { agentIO } from "../agent/agent-io.ts";
 import {
 	failPreparation,
 	failsPreparation,
 } from "../agent/preparation-failure.ts";
+import {
+	AgentFailure,
+	type AgentScript,
+	type FailureDetail,
+	type RuntimeResponse,
+} from "../agent/script.ts";
 import { sessionCapabilities } from "../agent/steering.ts";
 import { armLimitRecovery } from "../agent/usage-limit.ts";
 import { simHas } from "../compat.ts";

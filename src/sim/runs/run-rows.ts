@@ -4,7 +4,7 @@
  * and agent-io.ts read as a list of protocol facts.
  */
 
-import type { RuntimeResponse } from "../agent/agent.ts";
+import type { RuntimeResponse } from "../agent/script.ts";
 import type { SimCompat } from "../compat.ts";
 import { attemptIdFor, nowIso, type Row } from "../engine/rows.ts";
 import type { Scheduler } from "../engine/scheduler.ts";
