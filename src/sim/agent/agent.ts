@@ -1,4 +1,10 @@
 /**
+ * Room `sim/agent/`: the scripted agent: the script picked by a prompt, what it can do (`AgentIO`,
+ * script.ts), the providers it runs as, and the behaviours of single prompts (usage limits, wake
+ * runs, preparation failure, parallel work). May import `sim/runs` (run rows), `sim/engine` and
+ * `sim/repo`; never the wire.
+ */
+/**
  * The scripted agent: picks a behaviour from the prompt (case-insensitive substring) the way
  * the fake codex behind captures-v2 did (OBSERVED.md intro), and speaks through `AgentIO`,
  * which run-lifecycle.ts turns into turn items, runtime requests and events.

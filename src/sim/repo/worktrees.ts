@@ -1,4 +1,8 @@
 /**
+ * Room `sim/repo/`: the simulator's git repositories and workspaces, in memory only: branches,
+ * worktrees and the file tree an agent edits. Imports nothing of the simulator but store types.
+ */
+/**
  * The simulator's git repositories, one per project, in memory only (never the disk): the root
  * checkout on the project's current branch, and worktrees, each its own tree on its own branch
  * created from a base ref (`launchThread` `workspaceStrategy`, RELEASED-0.1.md §3). Edits of

@@ -1,4 +1,10 @@
 /**
+ * Room `sim/runs/`: one run's life in the simulator, from the rows it writes to its outcome:
+ * lifecycle phases, steering, run rows and when each outcome first went on the wire. May import
+ * `sim/engine` (store, rows), `sim/agent` (the script a run plays), `sim/repo`, the `sim/` root
+ * and T3's status sets from `t3/model.ts`; never the wire.
+ */
+/**
  * One run's life as the real engine streams it (OBSERVED.md §5.6): the rows a new run
  * writes, then preparing → starting → running → (agent script) → waiting → completed with a
  * checkpoint, or the failed / interrupted / cancelled endings. The agent's steps themselves

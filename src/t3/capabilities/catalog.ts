@@ -1,4 +1,9 @@
 /**
+ * Room `t3/capabilities/`: what one T3 server can do, as it says or as we learn it: its model
+ * catalog, how each provider steers, and whether it honours `deliveryIntent`. May import
+ * `t3/decode`, `t3/model.ts` and `util/`.
+ */
+/**
  * The model catalog of one T3 server, decoded leniently from `server.getConfig` →
  * `providers[]` (PROTOCOL.md §9): each provider instance, whether it can run now (enabled,
  * installed, authenticated) and why not, whether it offers plan mode

@@ -1,4 +1,9 @@
 /**
+ * Room `t3/decode/`: lenient decoders from T3's JSON to the read models of `t3/model.ts`, one file
+ * per shape (connect, shell, projection, rows, streams, search, attachments), all built from the
+ * primitives here. May import `t3/model.ts`, `t3/derive` and `util/`; never the connection.
+ */
+/**
  * The primitives every decoder is built from (PROTOCOL.md §7–§8): lenient readers of parsed JSON.
  * Unknown keys are kept on the object, unknown enum members stay plain strings, optional fields may
  * be absent. Only a missing id makes an object unusable (T3Error BAD_RESPONSE).

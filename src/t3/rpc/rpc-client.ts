@@ -1,4 +1,9 @@
 /**
+ * Room `t3/rpc/`: Effect-RPC over one WebSocket: the JSON framing (rpc-codec.ts, pure) and the
+ * connection (calls, streams, acks, interrupts). Imports only the error type of
+ * `t3/machine-api.ts` and `util/`; knows nothing of machines, threads or MCP.
+ */
+/**
  * One Effect-RPC connection to a T3 server's `/ws` (PROTOCOL.md §4) over the native
  * WebSocket: calls, streams with one Ack per Chunk, Interrupt to cancel, and an app-level
  * Ping heartbeat, because Bun's client never notices a half-open peer by itself

@@ -1,4 +1,11 @@
 /**
+ * Room `threads/control/`: the tools that change a thread or a machine after launch: `t3_answer`,
+ * `t3_interrupt`, `t3_manage` (with queue control and preparation retry), `t3_delete`,
+ * `t3_project_add`. May import `t3/`, `store/`, `util/`, the `threads/` root and
+ * `threads/dispatch` (settings, prompt rules) and `threads/wait`; never `mcp/`, `tools/`, `http/`
+ * or `cli/`.
+ */
+/**
  * `t3_manage` and `t3_delete`: the thread organisation commands of PROTOCOL.md §6.7–6.9
  * (metadata, archive, settle, provider-session detach, queue resume and control, delete).
  * Nothing but `delete` and a cancelled follow-up loses data. T3's refusals come back as errors saying what to do first.

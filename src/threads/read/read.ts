@@ -1,3 +1,10 @@
+/**
+ * Room `threads/read/`: the read tools' use cases (`t3_thread`, `t3_threads` with its search,
+ * cursors and thread index, `t3_diff`, turn items, pull requests) and the row shapes they share.
+ * May import `t3/` (read models, derive), `store/`, `util/` and the sibling rooms
+ * `threads/dispatch`, `threads/wait`, `threads/control` for the shapes those define; never `mcp/`,
+ * `tools/`, `http/` or `cli/`.
+ */
 /** `t3_thread`: one thread's state, latest run and the last runs' messages, tools and files. */
 import {
 	capText,

@@ -1,4 +1,9 @@
 /**
+ * Room `threads/wait/`: waiting on threads and following them (`t3_wait`, `t3_watch`), and what a
+ * wait says when a thread vanished or its machine is offline. May import `t3/`, `fleet/` types and
+ * the `threads/` root (deps, errors, locate); never `mcp/`, `tools/`, `http/` or `cli/`.
+ */
+/**
  * `t3_wait`: event-driven waiting on one or several threads. It subscribes to the machines'
  * shell changes before the first look, so no transition can slip between the two; it reads a
  * thread's projection only when the shell says something that matters may have happened.
