@@ -97,6 +97,7 @@ export async function startDrillStack(
 	const config: AppConfig = {
 		file: join(dir, "t3code.toml"),
 		machines,
+		clients: [],
 		server: testServerSettings(statePath, {
 			hookUrl: receiver.url,
 			hookSecret: TEST_SECRET,

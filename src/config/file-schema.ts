@@ -10,6 +10,7 @@ import {
 	keyPath,
 } from "./config-error.ts";
 import { patternProblem } from "./fnmatch.ts";
+import { ACCESS_LEVELS } from "./types.ts";
 import {
 	hasUserinfo,
 	parseHostName,
@@ -53,11 +54,25 @@ export const EXPECT = {
 		"a URL without user:password@ (send a credential with the T3CODE_MCP_HOOK_TOKEN environment variable)",
 	urlUserinfo:
 		"an origin without user:password@ (the token goes in the environment variable named by token_env)",
+	auditDays: "an integer 1-3650 (days)",
+	clients: "a table of [clients.<name>] tables",
+	clientName:
+		'a client name of lowercase letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters',
+	client:
+		"a table with token_env or token_file, access, machines, projects, approve and max_active_runs",
+	access:
+		'one of "read-only", "approval-required", "auto-accept-edits", "auto", "full-access"',
+	clientMachines:
+		'a non-empty array of fnmatch patterns on machine names like ["*"]',
+	clientMachine: "a non-empty fnmatch pattern on machine names",
+	approve: "true or false",
+	maxActiveRuns: "an integer 1-10000",
 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 const INSTANCE_ID = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const CLIENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** Keys that hold secrets: refused in the file, with the env variable to use instead. */
 const SECRET_SERVER_KEYS: Record<string, string> = {
@@ -104,9 +119,79 @@ const serverSchema = z.strictObject(
 		log_level: z.enum(["debug", "info", "warn", "error"], {
 			error: EXPECT.logLevel,
 		}),
+		audit_days: int(1, 3650, EXPECT.auditDays),
 	},
 	{ error: EXPECT.server },
 );
+
+/** A non-empty array of fnmatch patterns, each checked by the project's own matcher. */
+const patterns = (one: string, all: string) =>
+	z
+		.array(
+			z
+				.string({ error: one })
+				.min(1, { error: one })
+				.superRefine((s, ctx) => {
+					const problem = patternProblem(s);
+					if (problem !== undefined) {
+						ctx.addIssue({
+							code: "custom",
+							message: EXPECT.pattern,
+							params: { detail: problem },
+						});
+					}
+				}),
+			{ error: all },
+		)
+		.min(1, { error: all });
+
+/** `token_env` or `token_file`, the same rules for a machine and a client. */
+const tokenSourceKeys = {
+	token_env: z
+		.string({ error: EXPECT.tokenEnv })
+		.regex(ENV_NAME, { error: EXPECT.tokenEnv })
+		.optional(),
+	token_file: z
+		.string({ error: EXPECT.tokenFile })
+		.min(1, { error: EXPECT.tokenFile })
+		.refine((s) => !s.includes("\0"), { error: EXPECT.tokenFile })
+		.optional(),
+};
+
+/** Exactly one of the two token sources. */
+function oneTokenSource(
+	m: { token_env?: string; token_file?: string },
+	ctx: z.RefinementCtx,
+): void {
+	if ((m.token_env === undefined) === (m.token_file === undefined))
+		ctx.addIssue({
+			code: "custom",
+			message: EXPECT.tokenSource,
+			params: {
+				whole:
+					m.token_env === undefined
+						? `neither token_env nor token_file is set; expected ${EXPECT.tokenSource}`
+						: `both token_env and token_file are set; expected ${EXPECT.tokenSource}`,
+			},
+		});
+}
+
+const clientSchema = z
+	.strictObject(
+		{
+			...tokenSourceKeys,
+			access: z.enum(ACCESS_LEVELS, { error: EXPECT.access }),
+			machines: patterns(
+				EXPECT.clientMachine,
+				EXPECT.clientMachines,
+			).optional(),
+			projects: patterns(EXPECT.project, EXPECT.projects).optional(),
+			approve: z.boolean({ error: EXPECT.approve }).optional(),
+			max_active_runs: int(1, 10_000, EXPECT.maxActiveRuns).optional(),
+		},
+		{ error: EXPECT.client },
+	)
+	.superRefine(oneTokenSource);
 
 const machineSchema = z
 	.strictObject(
@@ -122,33 +207,8 @@ const machineSchema = z
 					parseHttpUrl(s) === undefined ? EXPECT.url : EXPECT.urlOnlyOrigin,
 				);
 			}),
-			token_env: z
-				.string({ error: EXPECT.tokenEnv })
-				.regex(ENV_NAME, { error: EXPECT.tokenEnv })
-				.optional(),
-			token_file: z
-				.string({ error: EXPECT.tokenFile })
-				.min(1, { error: EXPECT.tokenFile })
-				.refine((s) => !s.includes("\0"), { error: EXPECT.tokenFile })
-				.optional(),
-			projects: z
-				.array(
-					z
-						.string({ error: EXPECT.project })
-						.min(1, { error: EXPECT.project })
-						.superRefine((s, ctx) => {
-							const problem = patternProblem(s);
-							if (problem !== undefined) {
-								ctx.addIssue({
-									code: "custom",
-									message: EXPECT.pattern,
-									params: { detail: problem },
-								});
-							}
-						}),
-					{ error: EXPECT.projects },
-				)
-				.min(1, { error: EXPECT.projects }),
+			...tokenSourceKeys,
+			projects: patterns(EXPECT.project, EXPECT.projects),
 			model: z
 				.string({ error: EXPECT.model })
 				.transform((s, ctx) => {
@@ -175,19 +235,7 @@ const machineSchema = z
 		},
 		{ error: EXPECT.machine },
 	)
-	.superRefine((m, ctx) => {
-		if ((m.token_env === undefined) === (m.token_file === undefined))
-			ctx.addIssue({
-				code: "custom",
-				message: EXPECT.tokenSource,
-				params: {
-					whole:
-						m.token_env === undefined
-							? `neither token_env nor token_file is set; expected ${EXPECT.tokenSource}`
-							: `both token_env and token_file are set; expected ${EXPECT.tokenSource}`,
-				},
-			});
-	});
+	.superRefine(oneTokenSource);
 
 export const fileSchema = z.strictObject({
 	server: serverSchema.partial().optional(),
@@ -200,10 +248,18 @@ export const fileSchema = z.strictObject({
 			},
 		)
 		.optional(),
+	clients: z
+		.record(
+			z.string().regex(CLIENT_NAME, { error: EXPECT.clientName }),
+			clientSchema,
+			{ error: EXPECT.clients },
+		)
+		.optional(),
 });
 
 export type FileConfig = z.output<typeof fileSchema>;
 export type FileMachine = z.output<typeof machineSchema>;
+export type FileClient = z.output<typeof clientSchema>;
 
 function fail(ctx: z.RefinementCtx, input: string, expected: string): never {
 	ctx.addIssue({ code: "custom", message: expected, input });
@@ -221,6 +277,7 @@ const KNOWN_KEYS = {
 	root: Object.keys(fileSchema.shape),
 	server: Object.keys(serverSchema.shape),
 	machine: Object.keys(machineSchema.shape),
+	client: Object.keys(clientSchema.shape),
 };
 
 /**
@@ -282,7 +339,8 @@ function unknownKey(
 	const path = keyPath([...parent, key]);
 	const env = SECRET_SERVER_KEYS[key];
 	const inMachine = parent.length === 2 && parent[0] === "machines";
-	if (env !== undefined && !inMachine) {
+	const inClient = parent.length === 2 && parent[0] === "clients";
+	if (env !== undefined && !inMachine && !inClient) {
 		const expected = `no ${key} in the file; set the ${env} environment variable instead`;
 		return {
 			file,
@@ -291,7 +349,7 @@ function unknownKey(
 			message: `not allowed in the config file; set the ${env} environment variable instead`,
 		};
 	}
-	if (inMachine && key === "token") {
+	if ((inMachine || inClient) && key === "token") {
 		const expected =
 			"the token in the environment variable named by token_env, or in the file named by token_file";
 		return {
@@ -306,7 +364,9 @@ function unknownKey(
 			? KNOWN_KEYS.root
 			: inMachine
 				? KNOWN_KEYS.machine
-				: KNOWN_KEYS.server;
+				: inClient
+					? KNOWN_KEYS.client
+					: KNOWN_KEYS.server;
 	const expected = `one of ${known.join(", ")}`;
 	return {
 		file,

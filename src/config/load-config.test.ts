@@ -49,7 +49,7 @@ projects = ["*"]
 describe("bad config files: the exact message", () => {
 	it("unknown key at top level", async () => {
 		expect(await errorOf(`colour = "blue"\n${MAC}`)).toBe(
-			"t3code.toml: colour: unknown key; expected one of server, machines",
+			"t3code.toml: colour: unknown key; expected one of server, machines, clients",
 		);
 	});
 
@@ -61,7 +61,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in [server]", async () => {
 		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
-			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level",
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days",
 		);
 	});
 
@@ -449,6 +449,7 @@ projects = ["/srv/*", "web"]
 		);
 		expect(config).toEqual({
 			file: join(dir, "t3code.toml"),
+			clients: [],
 			server: {
 				host: "127.0.0.1",
 				port: 8000,
@@ -463,6 +464,7 @@ projects = ["/srv/*", "web"]
 				taskTtlS: 86_400,
 				pingTimeoutS: 10,
 				logLevel: "info",
+				auditDays: 90,
 			},
 			machines: [
 				{
@@ -530,6 +532,7 @@ log_level = "debug"
 			taskTtlS: 86_400,
 			pingTimeoutS: 10,
 			logLevel: "debug",
+			auditDays: 90,
 		});
 		expect(openMcpWarning(config.server)?.detail).toBe(
 			"listening on 0.0.0.0 without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token",
@@ -580,6 +583,7 @@ log_level = "warn"
 			taskTtlS: 86_400,
 			pingTimeoutS: 10,
 			logLevel: "error",
+			auditDays: 90,
 		});
 	});
 

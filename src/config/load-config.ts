@@ -6,6 +6,7 @@
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { registerConfigSecrets } from "../util/redact.ts";
+import { readClients } from "./clients.ts";
 import { ConfigError, type ConfigProblem } from "./config-error.ts";
 import { credentialToken } from "./credentials.ts";
 import { defaultStatePath, type Env, envValue, readServerEnv } from "./env.ts";
@@ -34,6 +35,7 @@ const DEFAULTS = {
 	taskTtlS: 86_400,
 	pingTimeoutS: 10,
 	logLevel: "info",
+	auditDays: 90,
 } as const;
 
 /** `:memory:` is sqlite's in-memory database, not a path. */
@@ -98,6 +100,7 @@ export async function loadConfig(
 		taskTtlS: es.taskTtlS ?? DEFAULTS.taskTtlS,
 		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
+		auditDays: fs.audit_days ?? DEFAULTS.auditDays,
 	};
 
 	const machines: MachineConfig[] = Object.entries(
@@ -131,7 +134,17 @@ export async function loadConfig(
 		};
 	});
 
-	const config = { file, server, machines };
+	const fromClients = readClients(
+		fileConfig.clients ?? {},
+		server.token,
+		file,
+		shown,
+		env,
+	);
+	if (fromClients.problems.length > 0)
+		throw new ConfigError(fromClients.problems, file);
+
+	const config = { file, server, machines, clients: fromClients.clients };
 	// Every command reads its config here: from now on its secrets are masked in any output.
 	registerConfigSecrets(config);
 	return config;

@@ -25,6 +25,37 @@ export interface MachineConfig {
 	options: { id: string; value: string | boolean }[];
 }
 
+/** T3 Code's own outside-agent access levels, lowest first (CONTRACT.md "Clients and rights"). */
+export const ACCESS_LEVELS = [
+	"read-only",
+	"approval-required",
+	"auto-accept-edits",
+	"auto",
+	"full-access",
+] as const;
+export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+/** One caller of `/mcp`: its bearer, its reach and its rights (`[clients.<name>]`). */
+export interface ClientConfig {
+	/** The `[clients.<name>]` key; `default` for `T3CODE_MCP_TOKEN`. */
+	name: string;
+	/** The `token_env` variable's name; null with a `token_file` (or for `default`). */
+	tokenEnv: string | null;
+	/** The `token_file`, resolved (absolute); null otherwise. */
+	tokenFile: string | null;
+	/** The bearer it authenticates with; undefined when its variable or file holds none. */
+	token: string | undefined;
+	access: AccessLevel;
+	/** fnmatch patterns on machine names. */
+	machines: string[];
+	/** fnmatch patterns on project title and path, within each machine's own `projects`. */
+	projects: string[];
+	/** May answer approvals (`t3_answer` `decision`). */
+	approve: boolean;
+	/** Runs of its threads going or queued at once; null = unlimited. */
+	maxActiveRuns: number | null;
+}
+
 export interface ServerSettings {
 	host: string;
 	port: number;
@@ -42,6 +73,8 @@ export interface ServerSettings {
 	/** Silence on a machine's socket after which it is offline; pings go every third of it. */
 	pingTimeoutS: number;
 	logLevel: LogLevel;
+	/** How long audit rows are kept (`[server] audit_days`). */
+	auditDays: number;
 }
 
 export interface AppConfig {
@@ -49,4 +82,9 @@ export interface AppConfig {
 	file: string;
 	server: ServerSettings;
 	machines: MachineConfig[];
+	/**
+	 * Who may call `/mcp`: the `[clients.*]` tables, plus `default` for `T3CODE_MCP_TOKEN`.
+	 * Empty: no bearer is asked and every caller has every right (as before clients existed).
+	 */
+	clients: ClientConfig[];
 }

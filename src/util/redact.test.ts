@@ -88,6 +88,7 @@ describe("registerConfigSecrets", () => {
 	it("registers tokens, hook token, hook secret and the hook URL's path", () => {
 		registerConfigSecrets({
 			file: "/x/t3code.toml",
+			clients: [],
 			machines: [
 				{
 					name: "m",
@@ -115,6 +116,7 @@ describe("registerConfigSecrets", () => {
 				taskTtlS: 86_400,
 				pingTimeoutS: 10,
 				logLevel: "info",
+				auditDays: 90,
 			},
 		});
 		const out = maskSecrets(

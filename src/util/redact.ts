@@ -72,6 +72,7 @@ export function registerConfigSecrets(config: AppConfig): void {
 	const { server } = config;
 	registerSecrets([
 		...config.machines.map((m) => m.token),
+		...config.clients.map((c) => c.token),
 		server.token,
 		server.hookToken,
 		server.hookSecret,

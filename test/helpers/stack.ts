@@ -18,6 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
 import type {
 	AppConfig,
+	ClientConfig,
 	MachineConfig,
 	ServerSettings,
 } from "../../src/config/types.ts";
@@ -69,6 +70,8 @@ export function demoMachine(
 
 export interface StackOptions {
 	machines?: MachineSpec[];
+	/** `[clients.*]`: callers with their own bearer and rights (none: open, full rights). */
+	clients?: ClientConfig[];
 	server?: Partial<ServerSettings>;
 	/** Reuse a state file (restart tests). */
 	statePath?: string;
@@ -173,6 +176,7 @@ export function testServerSettings(
 		taskTtlS: 86_400,
 		pingTimeoutS: 10,
 		logLevel: "error",
+		auditDays: 90,
 		...overrides,
 	};
 }
@@ -188,6 +192,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		file: join(dir, "t3code.toml"),
 		machines: machines.map((m) => ({ ...m, projects: [...m.projects] })),
 		server: testServerSettings(statePath, options.server),
+		clients: options.clients ?? [],
 	});
 	const serviceOptions = {
 		log: options.log ?? silentLogger,
