@@ -1,6 +1,6 @@
 /**
- * One repository slug, set once in package.json `repository`: the README, install.sh, the
- * compose file, the image labels, the release workflow and server.json all name the same
+ * One repository slug, set once in package.json `repository`: the README and docs/, install.sh,
+ * the compose file, the image labels, the release workflow and server.json all name the same
  * GitHub repository and GHCR image. And server.json follows the MCP registry's rules (schema
  * 2025-12-11; the official registry's extra checks where this machine can make them).
  */
@@ -100,6 +100,13 @@ describe("one slug, from package.json", () => {
 		const ours = repoMentions(readme).filter((m) => m.endsWith("/t3code-mcp"));
 		expect(ours.length).toBeGreaterThan(2);
 		expect(new Set(ours)).toEqual(new Set([slug]));
+		// The docs pages the README links name the same repository and image, if any.
+		const docs = readdirSync(join(ROOT, "docs"))
+			.filter((f) => f.endsWith(".md"))
+			.map((f) => read(join("docs", f)))
+			.join("\n");
+		const theirs = repoMentions(docs).filter((m) => m.endsWith("/t3code-mcp"));
+		for (const mention of theirs) expect(mention).toBe(slug);
 		expect(readme).toContain(
 			`https://raw.githubusercontent.com/${slug}/main/install.sh`,
 		);

@@ -1,14 +1,25 @@
 /**
- * The README's drills table shows what `bun run drills` prints: its columns are printed ones,
- * named as printed and in the printed order, and it has every count that shows a broken
- * delivery promise (a second id for a run, a lost event).
+ * The documented drills table (README.md or a docs/ page; today docs/benchmarks.md) shows what
+ * `bun run drills` prints: its columns are printed ones, named as printed and in the printed
+ * order, and it has every count that shows a broken delivery promise (a second id for a run, a
+ * lost event).
  */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatTable } from "../../drills/lib/tally.ts";
 
-const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
+const ROOT = join(import.meta.dir, "../..");
+/** The README and every docs/ page, together: the documentation as one text. */
+const readme = [
+	"README.md",
+	...readdirSync(join(ROOT, "docs"))
+		.filter((f) => f.endsWith(".md"))
+		.sort()
+		.map((f) => join("docs", f)),
+]
+	.map((path) => readFileSync(join(ROOT, path), "utf8"))
+	.join("\n");
 
 const cells = (line: string) =>
 	line
@@ -17,22 +28,22 @@ const cells = (line: string) =>
 		.split("|")
 		.map((c) => c.trim());
 
-test("the README's drills table has the columns `bun run drills` prints", () => {
+test("the documented drills table has the columns `bun run drills` prints", () => {
 	const printed = (formatTable([]).split("\n")[0] ?? "").trim().split(/\s{2,}/);
-	const lines = readme
-		.slice(readme.indexOf("Latest `bun run drills`"))
-		.split("\n");
+	const at = readme.indexOf("Latest `bun run drills`");
+	expect(at).toBeGreaterThanOrEqual(0);
+	const lines = readme.slice(at).split("\n");
 	const first = lines.findIndex((l) => l.startsWith("|"));
 	const end = lines.findIndex((l, i) => i > first && !l.startsWith("|"));
 	const table = lines.slice(first, end);
 	const head = cells(table[0] ?? "");
 	expect(head[0]).toBe("drill");
-	// In the printed order: each README column is found after the previous one.
-	let at = -1;
+	// In the printed order: each documented column is found after the previous one.
+	let previous = -1;
 	for (const column of head) {
 		const index = printed.indexOf(column);
-		expect(index, `README column "${column}"`).toBeGreaterThan(at);
-		at = index;
+		expect(index, `documented column "${column}"`).toBeGreaterThan(previous);
+		previous = index;
 	}
 	for (const column of ["runs", "duplicates", "extra ids", "lost"])
 		expect(head).toContain(column);

@@ -14,21 +14,14 @@
 import { notifyAll } from "../../util/listeners.ts";
 import type { Logger } from "../../util/log.ts";
 import { compactThreadShell } from "../decode/shell.ts";
-import { decodeThreadStreamItem } from "../decode/thread-stream.ts";
 import type { Machine, ShellChange } from "../machine-api.ts";
 import type { ThreadShell } from "../model.ts";
-import {
-	type Activity,
-	createFollowedProjection,
-	type FollowedProjection,
-	sameActivity,
-} from "./followed-projection.ts";
-import {
-	createKeptViews,
-	KEPT_ROWS,
-	KEPT_ROWS_PER_VIEW,
-	type KeptViews,
-} from "./kept-views.ts";
+import { type Activity, sameActivity } from "./followed-projection.ts";
+import { createFollowedThreads } from "./followed-threads.ts";
+import { createKeptThreadViews, type KeptView } from "./kept-thread-views.ts";
+import type { KeptViews } from "./kept-views.ts";
+
+export { createKeptThreadViews, type KeptView } from "./kept-thread-views.ts";
 
 export interface FollowOptions {
 	log: Logger;
@@ -50,56 +43,7 @@ export interface FollowOptions {
 	keptViews?: KeptViews<KeptView>;
 }
 
-/** A released thread's view and the sequence its stream had reached. */
-export interface KeptView {
-	view: FollowedProjection;
-	lastSeq: number;
-	/** False for a bounded window (older rows left out). */
-	complete: boolean;
-}
-
-interface Followed {
-	threadId: string;
-	leases: number;
-	stream: { cancel(): void } | null;
-	/** Snapshot received (or resumed) and `synchronized` seen on the current stream. */
-	live: boolean;
-	/** The stream ended for good; reads use the shell path until the lease is renewed. */
-	failed: boolean;
-	view: FollowedProjection | null;
-	/** A bounded snapshot lacks older rows: not served from memory. */
-	complete: boolean;
-	lastSeq: number;
-	/**
-	 * Shell sequences up to this one were applied before this stream caught up, so the stream
-	 * covers them: a shell snapshot's sequence is the store head, not the thread's last event.
-	 */
-	shellFloor: number;
-	emitted: Activity | null;
-	linger: ReturnType<typeof setTimeout> | undefined;
-	lingerShort: boolean;
-	/** Reads waiting for the stream to catch up. */
-	waiters: (() => void)[];
-}
-
-/**
- * The views kept after release. Past the budget a view is trimmed to its latest run's rows:
- * enough to resume and to cover the next run, after which it is a window (whole-thread reads GET).
- */
-export function createKeptThreadViews(
-	maxRows = KEPT_ROWS,
-	maxRowsPerView = KEPT_ROWS_PER_VIEW,
-): KeptViews<KeptView> {
-	return createKeptViews<KeptView>(maxRows, maxRowsPerView, (kept) => {
-		kept.view.trimToRecent();
-		kept.complete = false;
-		return kept.view.rowCount();
-	});
-}
-
 export const DEFAULT_MAX_FOLLOWED = 256;
-/** How long a released, caught-up thread stays subscribed (a follow-up often comes at once). */
-const RETIRE_MS = 100;
 
 export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	if (!inner.openStream) return inner;
@@ -109,32 +53,39 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const lingerMs = options.lingerMs ?? 2_000;
 	const catchUpMs = options.catchUpMs ?? 2_000;
 	const behindMs = options.behindMs ?? 250;
-	const followed = new Map<string, Followed>();
 	/** Views of threads no longer followed, under a row budget (kept-views.ts). */
 	const kept = options.keptViews ?? createKeptThreadViews();
-	const keyOf = (threadId: string) => `${inner.name}\u0000${threadId}`;
-	/** The sequence of the latest shell update per thread, and of our latest command. */
-	const shellSeq = new Map<string, number>();
-	const commandSeq = new Map<string, number>();
+	const {
+		followed,
+		shellSeq,
+		commandSeq,
+		current,
+		open,
+		caughtUp,
+		close,
+		maybeRetire,
+		follow,
+		forget,
+		fallbacks,
+	} = createFollowedThreads({
+		name: inner.name,
+		openStream,
+		online: () => inner.status().state === "online",
+		log,
+		maxThreads,
+		lingerMs,
+		kept,
+		onFallback: () => options.onFallback?.(),
+		onActivity: markDirty,
+	});
 	const listeners = new Set<(change: ShellChange) => void>();
 	const workListeners = new Set<(threadId: string) => void>();
 	const dirty = new Set<string>();
 	let flushQueued = false;
-	let fallbacks = 0;
 
 	function emit(change: ShellChange): void {
 		notifyAll(listeners, change, log, "shell change");
 	}
-
-	/** Followed rows are at least as new as everything the shell and our commands showed. */
-	const current = (f: Followed) => {
-		if (f.view === null || f.failed) return false;
-		const shown = shellSeq.get(f.threadId) ?? 0;
-		return (
-			(f.lastSeq >= shown || shown <= f.shellFloor) &&
-			f.lastSeq >= (commandSeq.get(f.threadId) ?? 0)
-		);
-	};
 
 	function overlay(shell: ThreadShell | undefined): ThreadShell | undefined {
 		if (!shell) return shell;
@@ -189,184 +140,6 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		return shell && activity ? { ...shell, ...activity } : shell;
 	}
 
-	function open(f: Followed): void {
-		if (f.stream || f.failed) return;
-		const payload: Record<string, unknown> = {
-			threadId: f.threadId,
-			requestCompletionMarker: true,
-			// A newer T3 then sends the latest turns instead of the whole history (the pre-release
-			// ignores it): under load every new run on a thread took a snapshot of all of it.
-			acceptBoundedSnapshot: true,
-		};
-		const resume = f.view !== null;
-		if (resume) payload.afterSequence = f.lastSeq;
-		f.live = false;
-		const stream = openStream(
-			"orchestration.subscribeThread",
-			payload,
-			(raw) => {
-				if (f.stream !== stream) return;
-				onItem(f, raw);
-			},
-			(end) => {
-				if (f.stream !== stream) return;
-				f.stream = null;
-				f.live = false;
-				wakeWaiters(f);
-				if (!end.ok && end.kind === "disconnected") return; // resumed once online again
-				if (resume && followed.get(f.threadId) === f) {
-					// The cursor was refused: start over from a snapshot once.
-					log.debug("thread stream ended; resubscribing from a snapshot", {
-						threadId: f.threadId,
-					});
-					f.view = null;
-					f.lastSeq = 0;
-					open(f);
-					return;
-				}
-				f.failed = true;
-				fallbacks += 1;
-				options.onFallback?.();
-				log.info("thread stream ended; using the shell for this thread", {
-					threadId: f.threadId,
-				});
-			},
-		);
-		f.stream = stream;
-	}
-
-	function onItem(f: Followed, raw: unknown): void {
-		const item = decodeThreadStreamItem(raw);
-		switch (item.kind) {
-			case "snapshot":
-				f.view = createFollowedProjection(item.projection);
-				f.lastSeq = item.snapshotSequence;
-				f.complete = item.hasMoreHistory !== true;
-				break;
-			case "event":
-				// Replays overlap: drop what was applied already (§8.1).
-				if (!f.view || item.sequence <= f.lastSeq) return;
-				if (!f.view.apply(item.event))
-					log.debug("thread event without a usable row", {
-						threadId: f.threadId,
-						type: item.event.type,
-					});
-				f.lastSeq = item.sequence;
-				// A read waiting for the stream to catch up: it has (the rest of the Chunk is applied
-				// before the read goes on).
-				if (f.live && f.waiters.length > 0 && current(f)) wakeWaiters(f);
-				break;
-			case "synchronized":
-				f.live = f.view !== null;
-				f.shellFloor = shellSeq.get(f.threadId) ?? 0;
-				wakeWaiters(f);
-				break;
-			default:
-				return;
-		}
-		markDirty(f.threadId);
-	}
-
-	/** Resolves when the stream has caught up, ended, or after `ms`. */
-	function caughtUp(f: Followed, ms: number): Promise<void> {
-		return new Promise((resolve) => {
-			const timer = setTimeout(done, ms);
-			f.waiters.push(done);
-			function done() {
-				clearTimeout(timer);
-				resolve();
-			}
-		});
-	}
-
-	function wakeWaiters(f: Followed): void {
-		for (const wake of f.waiters.splice(0)) wake();
-	}
-
-	function close(f: Followed, keep = true): void {
-		wakeWaiters(f);
-		if (f.linger) clearTimeout(f.linger);
-		f.linger = undefined;
-		const stream = f.stream;
-		f.stream = null;
-		stream?.cancel();
-		if (followed.get(f.threadId) === f) followed.delete(f.threadId);
-		// Kept for the next follow to resume from (only the events since, instead of a snapshot
-		// of the whole history, which under load grew with every run).
-		if (keep && f.view && !f.failed)
-			kept.keep(
-				keyOf(f.threadId),
-				{ view: f.view, lastSeq: f.lastSeq, complete: f.complete },
-				f.view.rowCount(),
-			);
-	}
-
-	/**
-	 * A released thread: unsubscribe once the shell shows what the stream showed (so reads do
-	 * not go back to an older state), or after `lingerMs`. Never in the same turn: listeners
-	 * of the change that ended the lease still read the followed state.
-	 */
-	function maybeRetire(f: Followed): void {
-		if (f.leases > 0) return;
-		const caughtUp =
-			f.failed || !f.view || (shellSeq.get(f.threadId) ?? 0) >= f.lastSeq;
-		if (caughtUp && f.lingerShort) return;
-		if (f.linger) clearTimeout(f.linger);
-		f.lingerShort = caughtUp;
-		f.linger = setTimeout(() => close(f), caughtUp ? RETIRE_MS : lingerMs);
-	}
-
-	function follow(threadId: string): () => void {
-		let f = followed.get(threadId);
-		if (!f) {
-			if (followed.size >= maxThreads) {
-				// Make room from threads nobody holds any more before refusing.
-				for (const other of followed.values())
-					if (other.leases === 0) {
-						close(other);
-						break;
-					}
-			}
-			if (followed.size >= maxThreads) {
-				fallbacks += 1;
-				options.onFallback?.();
-				return () => {};
-			}
-			const resumable = kept.take(keyOf(threadId));
-			f = {
-				threadId,
-				leases: 0,
-				stream: null,
-				live: false,
-				failed: false,
-				// A view kept from the last follow: the stream resumes after its sequence.
-				view: resumable?.view ?? null,
-				complete: resumable?.complete ?? false,
-				lastSeq: resumable?.lastSeq ?? 0,
-				shellFloor: 0,
-				emitted: null,
-				linger: undefined,
-				lingerShort: false,
-				waiters: [],
-			};
-			followed.set(threadId, f);
-		}
-		const entry = f;
-		entry.leases += 1;
-		if (entry.linger) clearTimeout(entry.linger);
-		entry.linger = undefined;
-		entry.lingerShort = false;
-		if (entry.failed && entry.leases === 1) entry.failed = false; // a new lease tries again
-		if (inner.status().state === "online") open(entry);
-		let released = false;
-		return () => {
-			if (released) return;
-			released = true;
-			entry.leases -= 1;
-			maybeRetire(entry);
-		};
-	}
-
 	inner.onChange((change) => {
 		switch (change.kind) {
 			case "thread": {
@@ -379,14 +152,9 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 				emit({ ...change, thread, previous: overlay(change.previous) });
 				return;
 			}
-			case "thread.removed": {
-				shellSeq.delete(change.threadId);
-				commandSeq.delete(change.threadId);
-				const f = followed.get(change.threadId);
-				if (f) close(f, false);
-				kept.drop(keyOf(change.threadId));
+			case "thread.removed":
+				forget(change.threadId);
 				break;
-			}
 			case "synchronized":
 				// Back online: resume every followed thread from its cursor.
 				for (const f of followed.values()) open(f);
@@ -479,7 +247,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		followStats: () => ({
 			followed: followed.size,
 			live: [...followed.values()].filter((f) => f.live).length,
-			fallbacks,
+			fallbacks: fallbacks(),
 		}),
 		onWorkSent(listener) {
 			workListeners.add(listener);

@@ -1,0 +1,139 @@
+/**
+ * `t3_threads` filtering: one machine's listing walked in list order, stopping at the threads
+ * that pass the state and query filters (title / latest message text, or T3's message search),
+ * without reading the threads that cannot match.
+ */
+import type { FleetMachine } from "../../fleet/fleet.ts";
+import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
+import type { StateFilter } from "./list.ts";
+import type { MessageMatch } from "./message-search.ts";
+import {
+	firstAfter,
+	type Haystack,
+	inState,
+	type Listing,
+	SEPARATOR,
+	search,
+} from "./thread-index.ts";
+
+/** The filters every row must pass, besides its machine's projects. */
+export interface RowFilter {
+	state: StateFilter;
+	/** Lower-cased. */
+	query: string | undefined;
+}
+
+/**
+ * One machine's matching threads, walked in list order: `index` is the current one
+ * (`threads.length` once there are no more).
+ */
+export interface Source {
+	entry: FleetMachine;
+	projects: Map<string, ProjectShell>;
+	list: Listing;
+	index: number;
+	/** Threads T3's message search found here: their list indexes, ascending, and matches. */
+	hits?: { at: Int32Array; matches: Map<string, MessageMatch> };
+}
+
+/** Whether the thread at `i` may be listed at all: an allowed (and chosen) project, not deleted. */
+function shown(source: Source, i: number): boolean {
+	const thread = source.list.threads[i] as ThreadShell;
+	return source.projects.has(thread.projectId) && !thread.deletedAt;
+}
+
+/** Index of the first thread at or after `from` on this machine that passes every filter. */
+export function nextMatch(
+	source: Source,
+	from: number,
+	filter: RowFilter,
+): number {
+	const { list } = source;
+	const n = list.threads.length;
+	if (filter.query !== undefined) {
+		const haystack = search(list);
+		const states = filter.state === "all" ? undefined : list.states;
+		const hits = source.hits?.at ?? NO_HITS;
+		let text = nextText(haystack, from, filter.query);
+		let k = firstAtOrAfter(hits, from);
+		for (;;) {
+			const hit = k < hits.length ? (hits[k] as number) : n;
+			const i = Math.min(text, hit);
+			if (i >= n) return n;
+			if (
+				shown(source, i) &&
+				(states === undefined || states[i] === filter.state)
+			)
+				return i;
+			if (i === text) text = nextText(haystack, i + 1, filter.query);
+			if (i === hit) k += 1;
+		}
+	}
+	if (filter.state !== "all") {
+		// Only the threads in that state: "what needs me?" skips the thousands settled.
+		const only = inState(list, filter.state);
+		for (let k = firstAtOrAfter(only, from); k < only.length; k += 1)
+			if (shown(source, only[k] as number)) return only[k] as number;
+		return n;
+	}
+	for (let i = from; i < n; i += 1) if (shown(source, i)) return i;
+	return n;
+}
+
+const NO_HITS = new Int32Array(0);
+
+/**
+ * The list indexes of the threads T3's search found (ascending); a thread not in this list (an
+ * archived one when listing active threads, or one gone since) is left out.
+ */
+export function hitIndexes(
+	entry: FleetMachine,
+	list: Listing,
+	matches: Map<string, MessageMatch>,
+): Int32Array {
+	const at: number[] = [];
+	for (const id of matches.keys()) {
+		const shell = entry.machine.thread(id);
+		let i = shell ? firstAfter(list, shell.updatedAt ?? "", shell.id) - 1 : -1;
+		if (list.ids[i] !== id) i = list.ids.indexOf(id);
+		if (i >= 0) at.push(i);
+	}
+	return Int32Array.from(at.sort((a, b) => a - b));
+}
+
+/** Index of the first thread at or after `from` whose search text holds `query` (or the count). */
+function nextText(search: Haystack, from: number, query: string): number {
+	const n = search.texts.length;
+	if (from >= n) return n;
+	if (query.includes(SEPARATOR)) {
+		let i = from;
+		while (i < n && !search.texts[i]?.includes(query)) i += 1;
+		return i;
+	}
+	const at = search.text.indexOf(query, search.starts[from]);
+	return at < 0 ? n : lastAtOrBefore(search.starts, at);
+}
+
+/** The first position in `sorted` whose value is at least `value`. */
+function firstAtOrAfter(sorted: Int32Array, value: number): number {
+	let lo = 0;
+	let hi = sorted.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if ((sorted[mid] as number) < value) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo;
+}
+
+/** The last index whose start is at or before `offset` (the thread whose text holds it). */
+function lastAtOrBefore(starts: Int32Array, offset: number): number {
+	let lo = 0;
+	let hi = starts.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if ((starts[mid] as number) <= offset) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo - 1;
+}
