@@ -8,6 +8,7 @@ import { followWatched } from "./events/follow-watched.ts";
 import { collectDuringBursts } from "./fleet/collect-garbage.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
 import { createOperationStore } from "./store/operations.ts";
@@ -45,6 +46,8 @@ export interface Services {
 	/** MCP tasks: waits that outlive their request (src/tasks). */
 	tasks: TaskService;
 	writeProbe: WriteProbe;
+	/** Every change a client asked for, allowed or refused (src/store/audit.ts). */
+	audit: AuditStore;
 	/** Why this process runs without its state file (stdio beside a server), else null. */
 	stateNote: string | null;
 	start(): void;
@@ -185,6 +188,7 @@ export function createServices(
 		events,
 		tasks,
 		writeProbe: createWriteProbe(db),
+		audit: createAuditStore(db, config.server.auditDays),
 		stateNote: options.stateNote ?? null,
 		start() {
 			countReconnects(fleet, metrics);

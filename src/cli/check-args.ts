@@ -1,7 +1,21 @@
-/** The arguments of `check`: apart from commands.ts, which loads check.ts only when it runs. */
+/**
+ * The arguments of `check` and `audit`: apart from commands.ts, which loads a command's module
+ * only when it runs.
+ */
 import type { ArgSpec } from "./args.ts";
 
 export const CHECK_ARGS: ArgSpec = {
 	usage: "t3code-mcp check [--json]",
 	flags: { "--json": { value: false } },
+};
+
+export const AUDIT_ARGS: ArgSpec = {
+	usage:
+		"t3code-mcp audit [--since DURATION|ISO] [--client NAME] [--thread ID] [--json]",
+	flags: {
+		"--since": { value: true },
+		"--client": { value: true },
+		"--thread": { value: true },
+		"--json": { value: false },
+	},
 };

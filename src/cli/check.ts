@@ -16,6 +16,7 @@ import { lockFileOf, probeLock } from "../store/state-lock.ts";
 import { maskCredentials, maskSecrets, urlOrigin } from "../util/redact.ts";
 import { hasFlag, parseArgs, UsageError } from "./args.ts";
 import { CHECK_ARGS } from "./check-args.ts";
+import { clientChecks } from "./check-clients.ts";
 import {
 	type CheckResult,
 	type MachineReport,
@@ -98,7 +99,7 @@ function parseFlags(argv: string[]): { json: boolean } | string {
  * compose setup serves 0.0.0.0 behind its gateway on purpose).
  */
 function openMcpCheck(config: AppConfig): CheckResult | undefined {
-	const open = openMcpWarning(config.server);
+	const open = openMcpWarning(config);
 	return (
 		open && {
 			name: "/mcp bearer",
@@ -205,6 +206,7 @@ export async function runCheck(
 		...(lockCheck ? [lockCheck] : []),
 		hookCheck(config.server.hookUrl),
 		...(openCheck ? [openCheck] : []),
+		...clientChecks(config),
 	];
 	const ok =
 		configChecks.every((c) => c.ok) &&

@@ -5,7 +5,7 @@
  * --help); its module is imported only when it runs, so `serve` starts without the others.
  */
 import type { ArgSpec, ParsedArgs } from "./args.ts";
-import { CHECK_ARGS } from "./check-args.ts";
+import { AUDIT_ARGS, CHECK_ARGS } from "./check-args.ts";
 import { EXIT, HELP } from "./help.ts";
 
 export interface Command {
@@ -68,6 +68,14 @@ export const COMMANDS: Command[] = [
 		async run() {
 			const { runStdio } = await import("./stdio.ts");
 			return runStdio();
+		},
+	},
+	{
+		name: "audit",
+		args: AUDIT_ARGS,
+		async run(args) {
+			const { runAudit } = await import("./audit.ts");
+			return runAudit(args);
 		},
 	},
 	{

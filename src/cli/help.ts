@@ -29,6 +29,9 @@ Commands:
                      print the config lines; no config needed. --machine: the config name (default
                      from T3's label); --url: the server's origin when the link's is not reachable
                      from here. The link works once; exit 1 when T3 refuses (the line says what next)
+  audit [--since DURATION|ISO] [--client NAME] [--thread ID] [--json]
+                   the audit of every change a client asked for (allowed or refused), newest first;
+                     --since 7d / 24h / 30m or an ISO time; --json: one object a line
   healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
   --version        print the version
   --help           this text
@@ -47,6 +50,7 @@ Environment:
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
   T3CODE_MCP_TASK_TTL_S      how long an MCP task (a t3_wait answered as a task) lives (default 86400, max 604800)
   T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
+  T3CODE_MCP_CLIENT          stdio: run as this [clients.<name>] (its rights and reach; default full rights)
   each machine's token_env   that machine's T3 bearer token (or token_file: a file holding it, read at
                              every connect; a bare name is looked up in $CREDENTIALS_DIRECTORY)
 

@@ -99,7 +99,7 @@ export function logListening(
 	log: Logger,
 ): void {
 	for (const warning of configWarnings(config)) log.warn(warning);
-	const open = openMcpWarning(config.server);
+	const open = openMcpWarning(config);
 	if (open) log.warn(open.detail, { fix: open.fix });
 	log.info("listening", {
 		url: server.mcpUrl,

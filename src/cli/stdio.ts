@@ -10,10 +10,11 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { OPEN_CALLER } from "../config/clients.ts";
 import { type Env, envValue } from "../config/env.ts";
 import { configWarnings } from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
-import type { AppConfig } from "../config/types.ts";
+import type { AppConfig, ClientConfig } from "../config/types.ts";
 import { buildServer } from "../mcp/server.ts";
 import { createLineTransport } from "../mcp/stdio-transport.ts";
 import { createServices, type Services } from "../services.ts";
@@ -61,6 +62,11 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 	});
 	if (typeof config === "number") return config;
 	const log = createLogger(config.server.logLevel);
+	const client = stdioClient(config);
+	if (typeof client === "string") {
+		process.stderr.write(`t3code-mcp: ${client}\n`);
+		return EXIT.config;
+	}
 
 	let services: Services;
 	try {
@@ -92,7 +98,7 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 				),
 		},
 	);
-	const handle = serveStdio((ctx) => buildServer(services, ctx.era), {
+	const handle = serveStdio((ctx) => buildServer(services, ctx.era, client), {
 		transport,
 		onerror: (error) =>
 			log.warn("mcp stdio transport error", { error: error.message }),
@@ -109,6 +115,20 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 	await services.stop();
 	log.info("stopped");
 	return EXIT.ok;
+}
+
+/**
+ * Who the local user runs as (CONTRACT.md "Clients and rights"): the client `T3CODE_MCP_CLIENT`
+ * names (no token: the user launched the process), else every right as before clients existed.
+ * A name no `[clients.*]` has is a configuration error naming the clients there are.
+ */
+function stdioClient(config: AppConfig): ClientConfig | string {
+	const name = process.env.T3CODE_MCP_CLIENT?.trim();
+	if (!name) return OPEN_CALLER;
+	const found = config.clients.find((c) => c.name === name);
+	if (found) return found;
+	const known = config.clients.map((c) => c.name);
+	return `T3CODE_MCP_CLIENT: no client "${name}" in ${config.file}; expected ${known.length ? `one of ${known.join(", ")}` : "a [clients.<name>] table there, or leave T3CODE_MCP_CLIENT unset"}`;
 }
 
 /**

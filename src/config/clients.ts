@@ -32,6 +32,9 @@ export function fullRights(
 	};
 }
 
+/** The caller of an open server (no bearer configured): every right, as before clients existed. */
+export const OPEN_CALLER = fullRights(DEFAULT_CLIENT, undefined);
+
 export function readClients(
 	tables: Record<string, FileClient>,
 	serverToken: string | undefined,

@@ -534,12 +534,12 @@ log_level = "debug"
 			logLevel: "debug",
 			auditDays: 90,
 		});
-		expect(openMcpWarning(config.server)?.detail).toBe(
+		expect(openMcpWarning(config)?.detail).toBe(
 			"listening on 0.0.0.0 without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token",
 		);
-		expect(openMcpWarning({ ...config.server, host: "127.0.0.1" })).toBe(
-			undefined,
-		);
+		expect(
+			openMcpWarning({ server: { ...config.server, host: "127.0.0.1" } }),
+		).toBe(undefined);
 	});
 });
 

@@ -39,10 +39,16 @@ export function configWarnings(config: AppConfig): string[] {
  * `/mcp` and `/metrics` served without a bearer on an address others can reach (a container's
  * 0.0.0.0 behind a gateway does this on purpose, so it warns and never fails).
  */
-export function openMcpWarning(
-	server: Pick<ServerSettings, "host" | "token">,
-): OpenMcpWarning | undefined {
-	if (server.token !== undefined || LOOPBACK.test(server.host))
+export function openMcpWarning(config: {
+	server: Pick<ServerSettings, "host" | "token">;
+	clients?: unknown[];
+}): OpenMcpWarning | undefined {
+	const { server } = config;
+	if (
+		server.token !== undefined ||
+		(config.clients?.length ?? 0) > 0 ||
+		LOOPBACK.test(server.host)
+	)
 		return undefined;
 	return {
 		detail: `listening on ${server.host} without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token`,

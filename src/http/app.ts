@@ -5,18 +5,16 @@
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
+import type { ClientConfig } from "../config/types.ts";
 import { badInitialize } from "../mcp/initialize-check.ts";
 import { startReadAhead } from "../mcp/read-ahead.ts";
 import { buildServer } from "../mcp/server.ts";
 import { noteLegacyTaskRequest } from "../mcp/tasks.ts";
+import { servicesForClient } from "../rights/for-client.ts";
 import type { Services } from "../services.ts";
+import { type CallerEnv, callerGuard, callerMatcher } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
-import {
-	bearerGuard,
-	bearerMatcher,
-	hostGuard,
-	originGuard,
-} from "./guards.ts";
+import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
 import { holdUntilSettled } from "./hold-headers.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
@@ -31,17 +29,40 @@ export interface AppOptions {
 	bodyTimeoutMs?: number;
 }
 
-export function createApp(services: Services, options: AppOptions = {}): Hono {
+export function createApp(
+	services: Services,
+	options: AppOptions = {},
+): Hono<CallerEnv> {
 	const { server } = services.config;
-	const handler = createMcpHandler((ctx) => buildServer(services, ctx.era), {
-		legacy: "stateless",
-		responseMode: "sse",
-		keepAliveMs: KEEP_ALIVE_MS,
-		onerror: (error: Error) =>
-			services.log.warn("mcp transport error", { error: error.message }),
-	} as Parameters<typeof createMcpHandler>[1]);
+	const handler = createMcpHandler(
+		(ctx) => {
+			const extra = ctx.authInfo?.extra as
+				| { client: ClientConfig; method?: string }
+				| undefined;
+			return buildServer(services, ctx.era, extra?.client, extra?.method);
+		},
+		{
+			legacy: "stateless",
+			responseMode: "sse",
+			keepAliveMs: KEEP_ALIVE_MS,
+			onerror: (error: Error) =>
+				services.log.warn("mcp transport error", { error: error.message }),
+		} as Parameters<typeof createMcpHandler>[1],
+	);
+	/** The caller handed to the MCP server factory (the SDK passes `authInfo` through). */
+	const as = (client: ClientConfig, message?: unknown) => ({
+		authInfo: {
+			token: "",
+			clientId: client.name,
+			scopes: [client.access],
+			extra: {
+				client,
+				method: (message as { method?: unknown } | undefined)?.method,
+			},
+		},
+	});
 
-	const app = new Hono();
+	const app = new Hono<CallerEnv>();
 	app.onError((error, c) => {
 		services.log.error("http handler failed", { path: c.req.path, error });
 		return c.json({ error: "internal error" }, 500);
@@ -61,19 +82,23 @@ export function createApp(services: Services, options: AppOptions = {}): Hono {
 			allowedOrigins: server.allowedOrigins,
 		}),
 	);
-	const bearerMatches = bearerMatcher(server.token);
-	app.get("/healthz", async (c) =>
-		c.json(
-			(await bearerMatches(c.req.header("authorization")))
+	// A client sees the operator's view of /healthz (machine names, delivery errors) and may
+	// replay the dead letters only with full access.
+	const callerOf = callerMatcher(services.config);
+	const operator = (client: ClientConfig) => client.access === "full-access";
+	app.get("/healthz", async (c) => {
+		const client = await callerOf(c.req.header("authorization"));
+		return c.json(
+			client && operator(client)
 				? healthReport(services)
 				: publicHealth(services),
-		),
-	);
-	app.use("/mcp", bearerGuard(server.token));
+		);
+	});
+	app.use("/mcp", callerGuard(callerOf));
 	app.use("/mcp", conversationOriginGuard());
 	app.use("/mcp", protocolVersionGuard());
-	app.use("/metrics", bearerGuard(server.token));
-	app.post("/outbox/replay", bearerGuard(server.token), (c) =>
+	app.use("/metrics", callerGuard(callerOf));
+	app.post("/outbox/replay", callerGuard(callerOf, operator), (c) =>
 		c.json({ replayed: services.events.replayDead() }),
 	);
 	app.get("/metrics", (c) =>
@@ -113,23 +138,29 @@ export function createApp(services: Services, options: AppOptions = {}): Hono {
 				},
 				413,
 			);
-		if (body.kind === "raw") return handler.fetch(body.request);
+		const client = c.get("client");
+		if (body.kind === "raw") return handler.fetch(body.request, as(client));
 		const refused = badInitialize(body.message);
 		if (refused) return c.json(refused);
 		if (isTaskListen(body.message))
 			return serveTaskListen(
 				body.message,
-				services,
+				servicesForClient(services, client),
 				c.req.raw.signal,
 				KEEP_ALIVE_MS,
 			);
-		const ahead = startReadAhead(c.req.raw, body.message, services);
+		const ahead = startReadAhead(
+			c.req.raw,
+			body.message,
+			servicesForClient(services, client),
+		);
 		noteLegacyTaskRequest(c.req.raw, body.message);
 		const response = await handler.fetch(c.req.raw, {
 			parsedBody: body.message,
+			...as(client, body.message),
 		});
 		return ahead ? holdUntilSettled(response, ahead.detail) : response;
 	});
-	app.all("/mcp", (c) => handler.fetch(c.req.raw));
+	app.all("/mcp", (c) => handler.fetch(c.req.raw, as(c.get("client"))));
 	return app;
 }

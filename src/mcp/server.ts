@@ -4,10 +4,15 @@
  * and expected failures turned into `isError` results.
  */
 import {
+	type CallToolResult,
 	McpServer,
 	type RegisteredTool,
 	type ServerContext,
 } from "@modelcontextprotocol/server";
+import { OPEN_CALLER } from "../config/clients.ts";
+import type { ClientConfig } from "../config/types.ts";
+import { servicesForClient } from "../rights/for-client.ts";
+import { RightsError } from "../rights/refusal.ts";
 import type { Services } from "../services.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { ThreadError } from "../threads/errors.ts";
@@ -17,14 +22,23 @@ import { maskCredentials, maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { takeReadAhead } from "./read-ahead.ts";
 import { ToolFailure, toolError } from "./result.ts";
+import { auditRow, forClient, isAudited, mayList, refusal } from "./rights.ts";
 import { installTasks, taskContext } from "./tasks.ts";
 
 const SERVER_NAME = "t3code-mcp";
 
+/**
+ * `client`: the caller (its rights and reach); `method`: the JSON-RPC method of the request
+ * when known. A client sees in `tools/list` only the tools its level allows; a call to another
+ * still reaches our handler, which refuses it naming the level it needs.
+ */
 export function buildServer(
-	services: Services,
+	base: Services,
 	era: "modern" | "legacy" = "modern",
+	client: ClientConfig = OPEN_CALLER,
+	method?: string,
 ): McpServer {
+	const services = servicesForClient(base, client);
 	const server = new McpServer(
 		{ name: SERVER_NAME, version: services.version },
 		{
@@ -33,8 +47,14 @@ export function buildServer(
 		},
 	);
 	const registered = new Map(
-		tools.map((tool) => [tool.name, register(server, tool, services, era)]),
+		tools.map((tool) => [
+			tool.name,
+			register(server, tool, services, era, client),
+		]),
 	);
+	if (method !== "tools/call")
+		for (const [name, tool] of registered)
+			if (!mayList(client, name)) tool.disable();
 	installTasks(server, services, era, registered);
 	return server;
 }
@@ -63,6 +83,7 @@ function register(
 	tool: ToolDefinition,
 	services: Services,
 	era: "modern" | "legacy",
+	client: ClientConfig,
 ): RegisteredTool {
 	return server.registerTool(
 		tool.name,
@@ -74,25 +95,46 @@ function register(
 			annotations: tool.annotations,
 		},
 		async (args: unknown, ctx: ServerContext) => {
-			const context = toolContext(ctx);
+			const context = toolContext(ctx, client);
 			const tasks = taskContext(tool.name, ctx, services, era);
 			if (tasks) context.tasks = tasks;
 			const started = performance.now();
-			const done = (outcome: "ok" | "error") => {
-				services.metrics.toolCall(tool.name, outcome);
+			const given = (args ?? {}) as Record<string, unknown>;
+			const audited = isAudited(tool.name, given);
+			const done = (outcome: { result: CallToolResult } | { code: string }) => {
+				const row = auditRow(
+					client,
+					tool.name,
+					given,
+					outcome,
+					services.threadDeps.now(),
+				);
+				if (audited) services.audit.record(row);
+				services.metrics.toolCall(client.name, tool.name, row.result);
 				services.log.debug("tool call", {
 					tool: tool.name,
-					outcome,
+					client: client.name,
+					result: row.result,
 					ms: Math.round(performance.now() - started),
 					origin: context.origin,
 				});
 			};
+			const refused = refusal(client, tool.name, given);
+			if (refused) {
+				done({ code: refused.code });
+				return toolError(refused.message);
+			}
 			try {
-				const result = await tool.handler(args as never, context, services);
-				done(result.isError ? "error" : "ok");
+				const result = forClient(
+					client,
+					await tool.handler(args as never, context, services),
+				);
+				done({ result });
 				return result;
 			} catch (error) {
-				done("error");
+				done({
+					code: error instanceof RightsError ? error.code : "error",
+				});
 				// These messages may quote a T3 server (already redacted where it was captured);
 				// masking again here keeps a future call site from leaking a secret.
 				if (
@@ -119,12 +161,13 @@ function register(
 	);
 }
 
-function toolContext(ctx: ServerContext): ToolContext {
+function toolContext(ctx: ServerContext, client: ClientConfig): ToolContext {
 	const origin =
 		ctx.http?.req?.headers.get("x-conversation-origin")?.trim() || null;
 	const token = ctx.mcpReq._meta?.progressToken;
 	let count = 0;
 	return {
+		client,
 		origin,
 		signal: ctx.mcpReq.signal,
 		readAhead: takeReadAhead(ctx.http?.req),

@@ -19,7 +19,8 @@ const LATENCY_BUCKETS_S = [
 export interface Metrics {
 	inc(name: string, labels?: Labels, by?: number): void;
 	observe(name: string, seconds: number): void;
-	toolCall(tool: string, outcome: "ok" | "error"): void;
+	/** `result`: "ok", "error", or the refusal's code (`capability_denied`, …). */
+	toolCall(client: string, tool: string, result: string): void;
 	/** Prometheus text; `gauges` are computed by the caller at scrape time. */
 	render(
 		gauges: {
@@ -37,7 +38,8 @@ export function createMetrics(): Metrics {
 		{ counts: number[]; sum: number; count: number }
 	>();
 	const help: Record<string, string> = {
-		t3code_mcp_tool_calls_total: "MCP tool calls by tool and outcome",
+		t3code_mcp_tool_calls_total:
+			"MCP tool calls by client, tool and result (ok, error or a refusal's code)",
 		t3code_mcp_machine_reconnects_total: "WebSocket reconnects per machine",
 		t3code_mcp_events_emitted_total: "Events written to the outbox",
 		t3code_mcp_events_delivered_total: "Events delivered to the webhook",
@@ -68,8 +70,8 @@ export function createMetrics(): Metrics {
 			h.count += 1;
 			histograms.set(name, h);
 		},
-		toolCall(tool, outcome) {
-			metrics.inc("t3code_mcp_tool_calls_total", { tool, outcome });
+		toolCall(client, tool, result) {
+			metrics.inc("t3code_mcp_tool_calls_total", { client, tool, result });
 		},
 		render(gauges) {
 			const lines: string[] = [];

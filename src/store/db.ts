@@ -60,6 +60,36 @@ function maskStoredText(db: Db): void {
 	}
 }
 
+/**
+ * Clients and rights (src/rights): who dispatched a thread and owns a task, and the audit of
+ * every change a client asked for, allowed or refused (src/store/audit.ts). Written as code so
+ * it also applies to files whose earlier steps are replayed (tests of older schemas).
+ */
+function addClients(db: Db): void {
+	const has = (table: string, column: string) =>
+		db
+			.query<{ name: string }, []>(`PRAGMA table_info(${table})`)
+			.all()
+			.some((c) => c.name === column);
+	if (!has("threads", "client"))
+		db.exec("ALTER TABLE threads ADD COLUMN client TEXT");
+	if (!has("tasks", "client"))
+		db.exec("ALTER TABLE tasks ADD COLUMN client TEXT");
+	db.exec(`CREATE TABLE IF NOT EXISTS audit (
+		id INTEGER PRIMARY KEY,
+		at INTEGER NOT NULL,
+		client TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		machine TEXT,
+		project_id TEXT,
+		thread_id TEXT,
+		run_id TEXT,
+		result TEXT NOT NULL,
+		idempotency_key TEXT
+	) STRICT;
+	CREATE INDEX IF NOT EXISTS audit_by_at ON audit(at);`);
+}
+
 /** Numbered steps: SQL, or code for what SQL cannot do. `user_version` records the last run. */
 const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	`CREATE TABLE threads (
@@ -166,6 +196,7 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 		ttl_ms INTEGER NOT NULL
 	) STRICT;
 	CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);`,
+	addClients,
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */

@@ -43,12 +43,14 @@ export interface TaskRow {
 	created_at: number;
 	updated_at: number;
 	ttl_ms: number;
+	/** The client that created it; null for rows written before clients existed (`default`). */
+	client: string | null;
 }
 
 export function createTaskStore(db: Db) {
 	const insert = db.query(
-		`INSERT INTO tasks (task_id, tool, status, threads, base, deadline_at, result, status_message, created_at, updated_at, ttl_ms)
-		 VALUES ($task_id, $tool, $status, $threads, $base, $deadline_at, $result, $status_message, $created_at, $updated_at, $ttl_ms)`,
+		`INSERT INTO tasks (task_id, tool, status, threads, base, deadline_at, result, status_message, created_at, updated_at, ttl_ms, client)
+		 VALUES ($task_id, $tool, $status, $threads, $base, $deadline_at, $result, $status_message, $created_at, $updated_at, $ttl_ms, $client)`,
 	);
 	const update = db.query(
 		"UPDATE tasks SET status = $status, result = $result, status_message = $status_message, updated_at = $updated_at WHERE task_id = $task_id",

@@ -37,6 +37,8 @@ export interface ThreadUpsert {
 	origin: string | null;
 	watched: boolean;
 	now: number;
+	/** The client whose dispatch this is (kept when not given). */
+	client?: string;
 }
 
 export function createThreadStore(
@@ -48,13 +50,14 @@ export function createThreadStore(
 		"SELECT * FROM threads WHERE thread_id = $id",
 	);
 	const upsert = db.query(
-		`INSERT INTO threads (thread_id, machine, project_id, project_title, project_path, title, origin, watched, created_at, updated_at)
-		 VALUES ($threadId, $machine, $projectId, $projectTitle, $projectPath, $title, $origin, $watched, $now, $now)
+		`INSERT INTO threads (thread_id, machine, project_id, project_title, project_path, title, origin, watched, client, created_at, updated_at)
+		 VALUES ($threadId, $machine, $projectId, $projectTitle, $projectPath, $title, $origin, $watched, $client, $now, $now)
 		 ON CONFLICT (thread_id) DO UPDATE SET
 		   machine = excluded.machine, project_id = excluded.project_id, title = excluded.title,
 		   project_title = COALESCE(excluded.project_title, project_title),
 		   project_path = COALESCE(excluded.project_path, project_path),
-		   origin = excluded.origin, watched = excluded.watched, updated_at = excluded.updated_at`,
+		   origin = excluded.origin, watched = excluded.watched,
+		   client = COALESCE(excluded.client, client), updated_at = excluded.updated_at`,
 	);
 	const setWatched = db.query(
 		"UPDATE threads SET watched = $watched, origin = $origin, updated_at = $now WHERE thread_id = $id",
@@ -67,6 +70,9 @@ export function createThreadStore(
 	);
 	const watchedOn = db.query<ThreadRecord, { machine: string }>(
 		"SELECT * FROM threads WHERE machine = $machine AND watched = 1",
+	);
+	const ofClient = db.query<{ thread_id: string }, { client: string }>(
+		"SELECT thread_id FROM threads WHERE client = $client",
 	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
 	// Vanished threads are unwatched: the (machine, watched) index finds them.
@@ -115,6 +121,9 @@ export function createThreadStore(
 		/** The records of the watched threads on one machine not hidden. */
 		watchedRecordsOn: (machine: string): ThreadRecord[] =>
 			watchedOn.all({ machine }).filter(perProject(visible)),
+		/** Ids of the threads a client dispatched on (for `max_active_runs`). */
+		ofClient: (client: string): string[] =>
+			ofClient.all({ client }).map((r) => r.thread_id),
 		/** A record exists but its project is hidden now (an unknown thread is not hidden). */
 		isHidden: (id: string): boolean => {
 			const record = get.get({ id });
@@ -130,6 +139,7 @@ export function createThreadStore(
 				projectPath:
 					t.projectPath === undefined ? null : maskSecrets(t.projectPath),
 				watched: t.watched ? 1 : 0,
+				client: t.client ?? null,
 			});
 		},
 		setWatched: (

@@ -1,5 +1,5 @@
 /** What the thread operations need, passed in so tests control time, ids and storage. */
-import type { ServerSettings } from "../config/types.ts";
+import type { ClientConfig, ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
@@ -25,6 +25,11 @@ export interface ThreadDeps {
 	progressIntervalMs?: number;
 	/** How long `t3_threads` waits for a machine's message search (default 2 s). */
 	searchTimeoutMs?: number;
+	/**
+	 * The caller, when its rights are narrower than full (src/rights): runs are held to its
+	 * level and its threads are counted against `max_active_runs`. Undefined: every right.
+	 */
+	client?: ClientConfig;
 	/** Aborts on shutdown: waits in progress then return their current state at once. */
 	shutdown?: AbortSignal;
 }

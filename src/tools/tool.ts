@@ -7,11 +7,14 @@ import type {
 	ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import type { ClientConfig } from "../config/types.ts";
 import type { Services } from "../services.ts";
 import type { TaskSpec } from "../tasks/task-service.ts";
 import type { ThreadReadAhead } from "../threads/read/read-ahead.ts";
 
 export interface ToolContext {
+	/** The caller: its rights and reach (src/rights). */
+	client: ClientConfig;
 	/** The caller's `X-Conversation-Origin` header, or null. */
 	origin: string | null;
 	/** Aborts when the client goes away (2026 era) or the server shuts down. */

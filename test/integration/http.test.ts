@@ -122,7 +122,7 @@ describe("loopback listener, machines down", () => {
 		const text = await metrics.text();
 		expect(text).toContain('t3code_mcp_machines{state="offline"} 2');
 		expect(text).toContain(
-			't3code_mcp_tool_calls_total{tool="t3_machines",outcome="ok"}',
+			't3code_mcp_tool_calls_total{client="default",tool="t3_machines",result="ok"}',
 		);
 	});
 

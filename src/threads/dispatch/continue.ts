@@ -3,7 +3,9 @@
  * where the thread is and with its modes unless asked; a steer or restart goes to the server
  * when it resolves them itself.
  */
+
 import type { FleetMachine } from "../../fleet/fleet.ts";
+import { checkContinuation } from "../../rights/run-limits.ts";
 import { settledOrdinal } from "../../t3/derive/derive.ts";
 import {
 	BUSY_RUN_STATUSES,
@@ -42,6 +44,12 @@ export async function continueThread(
 	await requireOnline(entry);
 	const { projection } = await readDetail(located, true);
 	const thread = located.shell ?? projection.thread;
+	checkContinuation(
+		deps.client,
+		threadId,
+		projection.thread.runtimeMode ?? thread.runtimeMode,
+		args.runtime_mode,
+	);
 	// The model in effect: the given one, else the thread's current one (options and plan
 	// mode are checked against it); it is sent only when the caller changes it.
 	const current = thread.modelSelection ?? projection.thread.modelSelection;

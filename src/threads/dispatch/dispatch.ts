@@ -6,6 +6,7 @@
  * fork-dispatch.ts, or reuse.ts for a key used before).
  */
 
+import { checkActiveRuns } from "../../rights/run-limits.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import type { ProjectRef } from "../shapes.ts";
@@ -80,6 +81,13 @@ export async function dispatch(
 	try {
 		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
 			return await reuse(deps, args, keyed, origin);
+		// A replay above starts nothing; anything else would add a run.
+		if (deps.client)
+			checkActiveRuns(
+				deps.client,
+				deps.fleet,
+				deps.threads.ofClient(deps.client.name),
+			);
 		if (args.fork_of !== undefined)
 			return await dispatchFork(deps, args, origin, keyed?.key);
 		if (args.fork_run_id !== undefined)

@@ -3,6 +3,7 @@
  * thread as a continuation. A keyed fork claims its key before the fork is sent, so a retry
  * re-sends that same fork and never makes a second one.
  */
+import { checkContinuation } from "../../rights/run-limits.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
@@ -42,7 +43,17 @@ export async function dispatchFork(
 		args,
 		"a fork works where its source thread does (its branch and worktree).",
 	);
-	const source = (fork_of: string) => locateThread(deps, fork_of);
+	// A fork takes its source's modes: held to the client's level before T3 makes it.
+	const source = async (fork_of: string) => {
+		const located = await locateThread(deps, fork_of);
+		checkContinuation(
+			deps.client,
+			fork_of,
+			located.shell?.runtimeMode,
+			args.runtime_mode,
+		);
+		return located;
+	};
 	let claim: Claim | undefined;
 	const forked = await forkThread(deps, args, source, {
 		ids: pending,

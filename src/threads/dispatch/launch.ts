@@ -3,6 +3,7 @@
  * machine and project, with the prompt as its first message. Ids are minted here and recorded
  * with the command before it is sent.
  */
+import { newThreadMode } from "../../rights/run-limits.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import {
@@ -70,7 +71,7 @@ export async function launch(
 		projectId: project.id,
 		title,
 		modelSelection,
-		runtimeMode: args.runtime_mode ?? "full-access",
+		runtimeMode: newThreadMode(deps.client, args.runtime_mode),
 		interactionMode: args.interaction_mode ?? "default",
 		...(args.title?.trim() ? {} : { generateTitle: true }),
 		workspaceStrategy,

@@ -41,6 +41,7 @@ export function recordDispatch(
 			origin: d.origin,
 			watched: d.watched,
 			now,
+			client: deps.client?.name,
 		});
 		if (d.baseline !== undefined)
 			deps.threads.setBaseline(d.threadId, d.baseline);

@@ -1,5 +1,6 @@
 /** `t3_machines`: every configured machine with its connection state. */
 import { z } from "zod";
+import { ACCESS_LEVELS } from "../../config/types.ts";
 import { ok } from "../../mcp/result.ts";
 import { modelName } from "../../threads/shapes.ts";
 import { toolInput } from "../schemas.ts";
@@ -37,6 +38,17 @@ export const t3Machines = defineTool({
 					),
 			}),
 		),
+		client: z
+			.object({
+				name: z.string(),
+				access: z.enum(ACCESS_LEVELS),
+				approve: z.boolean(),
+				machines: z.array(z.string()),
+				projects: z.array(z.string()),
+			})
+			.describe(
+				"Your own rights here: your client's name, its T3 access level (read-only < approval-required < auto-accept-edits < auto < full-access: your runs never go above it), whether you may answer approvals, and the machine and project patterns you reach.",
+			),
 		note: z
 			.string()
 			.nullable()
@@ -49,7 +61,7 @@ export const t3Machines = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler(_args, _ctx, { fleet, stateNote }) {
+	async handler(_args, { client }, { fleet, stateNote }) {
 		// Right after start-up a machine is still connecting; a moment usually settles it.
 		const connecting = fleet
 			.list()
@@ -70,6 +82,17 @@ export const t3Machines = defineTool({
 				token_expires_at: status.tokenExpiresAt ?? null,
 			};
 		});
-		return ok({ machines, note: stateNote });
+		const { name, access, approve } = client;
+		return ok({
+			machines,
+			client: {
+				name,
+				access,
+				approve,
+				machines: client.machines,
+				projects: client.projects,
+			},
+			note: stateNote,
+		});
 	},
 });

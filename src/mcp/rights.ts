@@ -1,0 +1,134 @@
+/**
+ * The rights of a tool call (CONTRACT.md "Clients and rights"), checked before the handler
+ * runs, so a refused call sends nothing to T3: the tool's level (`capability_denied`), and the
+ * approver right for `t3_answer` with a `decision`. Then the audit row of every call that
+ * changes something, allowed or refused: who, which tool, where, and the result code.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { ClientConfig } from "../config/types.ts";
+import { atLeast, toolNeeds, WATCH_WRITE_LEVEL } from "../rights/levels.ts";
+import { RightsError, whoIs } from "../rights/refusal.ts";
+import type { AuditRow } from "../store/audit.ts";
+
+const CHANGES = new Set([
+	"t3_dispatch",
+	"t3_answer",
+	"t3_interrupt",
+	"t3_manage",
+	"t3_delete",
+	"t3_project_add",
+]);
+
+type Args = Record<string, unknown>;
+
+const watchWrites = (args: Args) =>
+	args.thread_id !== undefined || args.enabled !== undefined;
+
+/** Whether the call is one the audit records. */
+export const isAudited = (tool: string, args: Args): boolean =>
+	CHANGES.has(tool) || (tool === "t3_watch" && watchWrites(args));
+
+/** Whether a client may see the tool in `tools/list` at all (an approver sees `t3_answer`). */
+export const mayList = (client: ClientConfig, tool: string): boolean =>
+	atLeast(client.access, toolNeeds(tool)) ||
+	(tool === "t3_answer" && client.approve);
+
+/** The refusal of this call for the client's rights, or undefined when it may go on. */
+export function refusal(
+	client: ClientConfig,
+	tool: string,
+	args: Args,
+): RightsError | undefined {
+	const approval = tool === "t3_answer" && args.decision !== undefined;
+	if (approval && !client.approve)
+		return new RightsError(
+			"approval_denied",
+			`answering an approval (decision) needs the approve right; ${whoIs(client)} does not have it. An approver client (approve = true) must answer it; the question stays pending.`,
+		);
+	// Approving is its own right, whatever the level: a person's read-only client may approve.
+	if (approval) return undefined;
+	const needed =
+		tool === "t3_watch" && watchWrites(args)
+			? WATCH_WRITE_LEVEL
+			: toolNeeds(tool);
+	if (!atLeast(client.access, needed))
+		return new RightsError(
+			"capability_denied",
+			`${tool}${tool === "t3_watch" ? " with thread_id" : ""} needs access ${needed} or above; ${whoIs(client)} may not call it. Ask the operator for a client with that access.`,
+		);
+	return undefined;
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** The audit row of a finished call: where from its arguments and result, never their texts. */
+export function auditRow(
+	client: ClientConfig,
+	tool: string,
+	args: Args,
+	outcome: { result: CallToolResult } | { code: string },
+	at: number,
+): AuditRow {
+	const data =
+		"result" in outcome
+			? ((outcome.result.structuredContent ?? {}) as Record<string, unknown>)
+			: {};
+	const project = data.project as Record<string, unknown> | undefined;
+	const latest = data.latest_run as Record<string, unknown> | undefined;
+	return {
+		at,
+		client: client.name,
+		tool,
+		machine: str(args.machine) ?? str(data.machine),
+		project_id:
+			str(project?.id) ??
+			(tool === "t3_project_add" ? str(data.project_id) : null),
+		thread_id: str(args.thread_id) ?? str(data.thread_id),
+		run_id: str(data.run_id) ?? str(latest?.id),
+		result:
+			"code" in outcome
+				? outcome.code
+				: outcome.result.isError
+					? "error"
+					: "ok",
+		idempotency_key: str(args.idempotency_key) ?? str(args.request_id),
+	};
+}
+
+/**
+ * For a client that may not approve: every approval question in a result shows
+ * `answerable: false` with a reason saying an approver must answer (the question stays
+ * pending for one). Results of approvers pass untouched.
+ */
+export function forClient(
+	client: ClientConfig,
+	result: CallToolResult,
+): CallToolResult {
+	if (client.approve || !result.structuredContent) return result;
+	let changed = false;
+	const reason = `An approval: client "${client.name}" may not answer it (it lacks the approve right). An approver client must answer it with t3_answer decision, or a person in T3.`;
+	const walk = (value: unknown): unknown => {
+		if (Array.isArray(value)) return value.map(walk);
+		if (value === null || typeof value !== "object") return value;
+		const record = value as Record<string, unknown>;
+		const out: Record<string, unknown> = {};
+		for (const [key, v] of Object.entries(record)) out[key] = walk(v);
+		if (record.kind === "approval" && record.answerable === true) {
+			out.answerable = false;
+			out.reason = reason;
+			changed = true;
+		}
+		return out;
+	};
+	const structured = walk(result.structuredContent) as Record<string, unknown>;
+	if (!changed) return result;
+	const [first, ...rest] = result.content;
+	return {
+		...result,
+		structuredContent: structured,
+		content:
+			first?.type === "text"
+				? [{ type: "text", text: JSON.stringify(structured) }, ...rest]
+				: result.content,
+	};
+}
