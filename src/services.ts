@@ -11,7 +11,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
-import { createOperationStore } from "./store/operations.ts";
+import { createOperationStore, hiddenOperation } from "./store/operations.ts";
 import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
 import { createTokenExpiryStore } from "./store/token-expiries.ts";
@@ -137,15 +137,7 @@ export function createServices(
 		dispatches: createDispatchStore(db),
 		operations: createOperationStore(
 			db,
-			(threadId, row) =>
-				threads.isHidden(threadId) ||
-				(row.machine !== null &&
-					row.project_id !== null &&
-					!fleet.allowsRecord({
-						...row,
-						machine: row.machine,
-						project_id: row.project_id,
-					})),
+			hiddenOperation(threads.isHidden, (r) => fleet.allowsRecord(r)),
 		),
 		catalog: createModelCatalog(fleet),
 		settings: config.server,

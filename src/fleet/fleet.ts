@@ -53,6 +53,41 @@ export interface Fleet {
 
 const START_STAGGER_MS = 10;
 
+type StoredPlace = Parameters<Fleet["allowsRecord"]>[0];
+
+/**
+ * Whether a stored record's project passes an entry's rule: judged on the live project when
+ * the machine's shell lists it, else on the title and path stored with the record.
+ */
+export function recordAllowed(
+	entry: FleetMachine,
+	record: StoredPlace,
+): boolean {
+	const live = entry.machine.projects().find((p) => p.id === record.project_id);
+	if (live) return entry.allows(live);
+	if (record.project_title === null || record.project_path === null)
+		return false;
+	return entry.allows({
+		title: record.project_title,
+		workspaceRoot: record.project_path,
+	});
+}
+
+/** The first entry whose shell has the thread in an allowed project. */
+export function locateIn(
+	entries: FleetMachine[],
+	project: (entry: FleetMachine, projectId: string) => ProjectShell | undefined,
+	threadId: string,
+): ThreadLocation | undefined {
+	for (const entry of entries) {
+		const thread = entry.machine.thread(threadId);
+		if (!thread) continue;
+		const proj = project(entry, thread.projectId);
+		if (proj) return { entry, thread, project: proj };
+	}
+	return undefined;
+}
+
 export function createFleet(
 	machines: MachineConfig[],
 	createMachine: (config: MachineConfig) => Machine,
@@ -94,27 +129,9 @@ export function createFleet(
 		project,
 		allowsRecord(record) {
 			const entry = byName.get(record.machine);
-			if (!entry) return false;
-			const live = entry.machine
-				.projects()
-				.find((p) => p.id === record.project_id);
-			if (live) return entry.allows(live);
-			if (record.project_title === null || record.project_path === null)
-				return false;
-			return entry.allows({
-				title: record.project_title,
-				workspaceRoot: record.project_path,
-			});
+			return entry !== undefined && recordAllowed(entry, record);
 		},
-		locate(threadId) {
-			for (const entry of entries) {
-				const thread = entry.machine.thread(threadId);
-				if (!thread) continue;
-				const proj = project(entry, thread.projectId);
-				if (proj) return { entry, thread, project: proj };
-			}
-			return undefined;
-		},
+		locate: (threadId) => locateIn(entries, project, threadId),
 		start() {
 			// Staggered, so fifty machines' snapshots and catch-ups do not all land at once.
 			entries.forEach((e, i) => {

@@ -10,6 +10,7 @@ import type { ClientConfig } from "../config/types.ts";
 import type { Services } from "../services.ts";
 import {
 	createOperationStore,
+	hiddenOperation,
 	type OperationStore,
 } from "../store/operations.ts";
 import { createThreadStore } from "../store/threads.ts";
@@ -45,15 +46,7 @@ export function servicesForClient(
 	const operations = namespaced(
 		createOperationStore(
 			services.db,
-			(threadId, row) =>
-				threads.isHidden(threadId) ||
-				(row.machine !== null &&
-					row.project_id !== null &&
-					!fleet.allowsRecord({
-						...row,
-						machine: row.machine,
-						project_id: row.project_id,
-					})),
+			hiddenOperation(threads.isHidden, (r) => fleet.allowsRecord(r)),
 		),
 		client.name,
 	);

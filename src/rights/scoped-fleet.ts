@@ -10,7 +10,12 @@ import {
 	fnmatchToRegExp,
 } from "../config/fnmatch.ts";
 import type { ClientConfig } from "../config/types.ts";
-import type { Fleet, FleetMachine } from "../fleet/fleet.ts";
+import {
+	type Fleet,
+	type FleetMachine,
+	locateIn,
+	recordAllowed,
+} from "../fleet/fleet.ts";
 
 const everything = (patterns: string[]) => patterns.includes("*");
 
@@ -66,27 +71,9 @@ export function scopeFleet(fleet: Fleet, client: ClientConfig): Fleet {
 		project: projectOf,
 		allowsRecord(record) {
 			const mine = byName.get(record.machine);
-			if (!mine || !fleet.allowsRecord(record)) return false;
-			const live = mine.machine
-				.projects()
-				.find((p) => p.id === record.project_id);
-			if (live) return mine.allows(live);
-			if (record.project_title === null || record.project_path === null)
-				return false;
-			return project({
-				title: record.project_title,
-				workspaceRoot: record.project_path,
-			});
+			return mine !== undefined && recordAllowed(mine, record);
 		},
-		locate(threadId) {
-			for (const entry of entries) {
-				const thread = entry.machine.thread(threadId);
-				if (!thread) continue;
-				const proj = projectOf(entry, thread.projectId);
-				if (proj) return { entry, thread, project: proj };
-			}
-			return undefined;
-		},
+		locate: (threadId) => locateIn(entries, projectOf, threadId),
 		// Starting and stopping the machines belongs to the whole fleet, not to a client's view.
 		start: () => undefined,
 		stop: async () => undefined,

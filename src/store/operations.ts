@@ -125,3 +125,27 @@ export function createOperationStore(
 }
 
 export type OperationStore = ReturnType<typeof createOperationStore>;
+
+/**
+ * An operation is hidden when its thread record is, or (for a thread without one) when the
+ * place stored with the row is outside what `allowsRecord` allows now.
+ */
+export function hiddenOperation(
+	isThreadHidden: (threadId: string) => boolean,
+	allowsRecord: (record: {
+		machine: string;
+		project_id: string;
+		project_title: string | null;
+		project_path: string | null;
+	}) => boolean,
+): (threadId: string, row: OperationRecord) => boolean {
+	return (threadId, row) =>
+		isThreadHidden(threadId) ||
+		(row.machine !== null &&
+			row.project_id !== null &&
+			!allowsRecord({
+				...row,
+				machine: row.machine,
+				project_id: row.project_id,
+			}));
+}
