@@ -32,6 +32,7 @@ type EventBase = Pick<
 	| "run_id"
 	| "run_status"
 	| "origin"
+	| "client"
 	| "branch"
 	| "worktree_path"
 >;
@@ -90,6 +91,7 @@ function createEventBuilder(
 			run_id: runId,
 			run_status: runStatus,
 			origin,
+			client: runId !== null && dispatchOf(runId, null) ? record.client : null,
 			...placeShape({
 				branch: shell.branch ?? projection.thread.branch,
 				worktreePath: shell.worktreePath ?? projection.thread.worktreePath,

@@ -26,6 +26,8 @@ export interface EventBody extends RunFailure {
 	run_id: string | null;
 	run_status: string | null;
 	origin: string | null;
+	/** The client whose dispatch started the run; null for runs started elsewhere. */
+	client: string | null;
 	thread_seq: number;
 	message: string | null;
 	error: string | null;

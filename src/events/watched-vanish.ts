@@ -87,6 +87,7 @@ export function reportVanished(
 			run_id: null,
 			run_status: MISSING_STATUS,
 			origin: fresh.origin,
+			client: null,
 			thread_seq: seq,
 			message: null,
 			error: missingError(threadId, entry.config.name),

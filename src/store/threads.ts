@@ -24,6 +24,8 @@ export interface ThreadRecord {
 	/** The project's title and workspace root when last seen (null in rows from before). */
 	project_title: string | null;
 	project_path: string | null;
+	/** The client whose dispatch last ran on it (null: none of ours, or from before clients). */
+	client: string | null;
 }
 
 export interface ThreadUpsert {

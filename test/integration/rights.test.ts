@@ -242,6 +242,7 @@ describe("an approval-required agent", () => {
 			{ thread_id: threadId },
 		);
 		expect(seen.data.question?.answerable).toBe(true);
+		expect((seen.data as { client?: string }).client).toBe("agent");
 		const answered = await callTool(as.human as Client, "t3_answer", {
 			thread_id: threadId,
 			decision: "accept",

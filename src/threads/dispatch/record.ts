@@ -2,6 +2,7 @@
  * A dispatch's record: the thread (origin, watched), the exact command and the key's claim,
  * written in one transaction before the command is sent.
  */
+import { DEFAULT_CLIENT } from "../../config/clients.ts";
 import type { FleetMachine } from "../../fleet/fleet.ts";
 import type { DispatchRecord } from "../../store/dispatches.ts";
 import type { ProjectShell } from "../../t3/model.ts";
@@ -41,7 +42,7 @@ export function recordDispatch(
 			origin: d.origin,
 			watched: d.watched,
 			now,
-			client: deps.client?.name,
+			client: deps.client?.name ?? DEFAULT_CLIENT,
 		});
 		if (d.baseline !== undefined)
 			deps.threads.setBaseline(d.threadId, d.baseline);

@@ -35,6 +35,7 @@ export interface ListedThread extends RunFailure {
 	archived: boolean;
 	watched: boolean;
 	origin: string | null;
+	client: string | null;
 	/** How T3's message search found it; null when found by title / latest message only. */
 	match: MessageMatch | null;
 }
@@ -81,6 +82,7 @@ export async function listedRows(
 			archived: archived || Boolean(thread.archivedAt),
 			watched: record ? record.watched === 1 : false,
 			origin: record?.origin ?? null,
+			client: record?.client ?? null,
 			match,
 		};
 	});

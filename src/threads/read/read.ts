@@ -125,6 +125,7 @@ export async function readThread(
 		item,
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,
+		client: record?.client ?? null,
 	});
 
 	let result = build(TEXT_CAPS[0] as number);

@@ -164,6 +164,12 @@ export const t3Thread = defineTool({
 			.describe("Background work T3 reports still running for the thread."),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
+		client: z
+			.string()
+			.nullable()
+			.describe(
+				"The client whose dispatch last ran on this thread (its [clients.<name>]); null when none of ours did.",
+			),
 	}),
 	annotations: {
 		readOnlyHint: true,

@@ -103,6 +103,7 @@ export const t3Threads = defineTool({
 				archived: z.boolean(),
 				watched: z.boolean(),
 				origin: z.string().nullable(),
+				client: z.string().nullable(),
 				match: z
 					.object({
 						role: z.string().describe('"user" or "assistant".'),
