@@ -269,6 +269,48 @@ describe("an approval-required agent", () => {
 		expect(still.isError).toBe(false);
 	});
 
+	test("continuing or forking a thread above its level is refused; lowering it first is not", async () => {
+		const full = await callTool<{ thread_id: string; runtime_mode: string }>(
+			as.ops as Client,
+			"t3_dispatch",
+			{ machine: "demo", project: "web", prompt: "say hello" },
+		);
+		expect(full.data.runtime_mode).toBe("full-access");
+		await callTool(as.ops as Client, "t3_wait", {
+			thread_id: full.data.thread_id,
+			timeout: 20,
+		});
+		const agent = as.agent as Client;
+		for (const args of [
+			{ thread_id: full.data.thread_id, prompt: "and then this" },
+			{ thread_id: full.data.thread_id, prompt: "now", mode: "restart" },
+			{ fork_of: full.data.thread_id, prompt: "fork it" },
+		]) {
+			const refused = await callTool(agent, "t3_dispatch", args);
+			expect(refused.text, JSON.stringify(args)).toStartWith(
+				"runtime_mode_escalation_denied:",
+			);
+			expect(refused.text).toContain('runs at "full-access"');
+		}
+		const lowered = await callTool<{ runtime_mode: string }>(
+			agent,
+			"t3_dispatch",
+			{
+				thread_id: full.data.thread_id,
+				// No command: nothing to approve, so the run completes.
+				prompt: "slow please",
+				runtime_mode: "approval-required",
+			},
+		);
+		expect(lowered.isError, lowered.text).toBe(false);
+		expect(lowered.data.runtime_mode).toBe("approval-required");
+		const done = await callTool<{ outcome: string }>(agent, "t3_wait", {
+			thread_id: full.data.thread_id,
+			timeout: 20,
+		});
+		expect(done.data.outcome).toBe("completed");
+	});
+
 	test("a thread outside its reach is the same error as an unknown one", async () => {
 		const d = await callTool<{ thread_id: string }>(
 			as.ops as Client,
