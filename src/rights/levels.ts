@@ -1,4 +1,10 @@
 /**
+ * Room `rights/`: clients' rights (CONTRACT.md "Clients and rights"): levels, a client's reach as
+ * a scoped fleet, the services as a client sees them, run limits and refusals. May import
+ * `config/`, `fleet/`, `store/`, the `Services` type, the `threads/` root (its error type) and
+ * `t3/model.ts`; never `mcp/`, `tools/`, `http/` or `cli/` (the MCP layer applies these).
+ */
+/**
  * What each access level may do, with T3 Code's own level names and order (CONTRACT.md
  * "Clients and rights"; T3's McpToolAccess, REVIEW-fa93027.md §2d): read-only reads; the three
  * middle levels also start and change threads, each run held to that level; full-access also

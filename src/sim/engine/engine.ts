@@ -1,4 +1,9 @@
 /**
+ * Room `sim/engine/`: the simulator's orchestration engine and its state: the store, row builders,
+ * run queue, receipts and the command handlers in `commands/`. May import `sim/runs`, `sim/agent`,
+ * `sim/repo`, the `sim/` root and T3's status sets from `t3/model.ts`; never the wire.
+ */
+/**
  * The orchestration engine of the simulator: `orchestration.dispatchCommand` commands and
  * `orchestration.launchThread` (PROTOCOL.md §5.2, §6), idempotent by commandId, with the run
  * queue of OBSERVED.md §5.6. Results are `Outcome`s, which rpc-server.ts encodes as Exits.

@@ -1,4 +1,9 @@
 /**
+ * Room `sim/wire/`: what the simulator puts on the wire: HTTP routes, auth and pairing, the RPC
+ * connection and its method table, streams, and the hostile mode. May import `sim/engine`,
+ * `sim/agent`, `sim/repo` and the `sim/` root.
+ */
+/**
  * One `/ws` connection speaking Effect RPC over JSON (PROTOCOL.md §4): Request / Ack /
  * Interrupt / Ping / Eof in, Chunk / Exit / Defect / Pong out. Streams honour the Ack latch:
  * after a Chunk the next one waits for the client's Ack, values queue (and batch) meanwhile.

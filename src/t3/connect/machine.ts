@@ -1,4 +1,10 @@
 /**
+ * Room `t3/connect/`: one T3 machine's connection: negotiate, HTTP reads, one connect attempt, the
+ * shell subscription, reconnect and the requests that wait for it, token exchange and expiry. May
+ * import `t3/rpc`, `t3/decode`, `t3/capabilities`, `t3/follow` types, `config/` and `util/`; knows
+ * nothing of threads' use cases or MCP.
+ */
+/**
  * One T3 server as the rest of the connector sees it (machine-api.ts): the connect
  * sequence of PROTOCOL.md §0.3, a live `subscribeShell` mirror with resume by sequence
  * (§8.2), reconnect with capped exponential backoff, and commands re-sent with the same

@@ -1,4 +1,9 @@
 /**
+ * Room `t3/follow/`: threads followed on their own stream while someone needs them, their
+ * projections kept current, views kept after release, and the machine's shell mirror. May import
+ * `t3/decode`, `t3/derive` and `util/`.
+ */
+/**
  * Thread following: a Machine wrapper that, while someone holds a lease on a thread (a watched
  * run going, an open t3_wait), keeps that thread's `subscribeThread` stream (PROTOCOL.md §8.3)
  * open and its projection in memory. The thread stream shows a run's outcome or a new request

@@ -1,4 +1,11 @@
 /**
+ * Room `threads/dispatch/`: starting runs (`t3_dispatch`): the entry here, then launch, continue,
+ * fork, the idempotency claim and its replay, recording before sending, and the settings,
+ * workspace, attachments and model checks a dispatch carries. May import `t3/`, `store/`,
+ * `rights/` (run limits), `util/`, the `threads/` root and `threads/control`, `threads/wait`;
+ * never `mcp/`, `tools/`, `http/` or `cli/`.
+ */
+/**
  * `t3_dispatch`: start a new thread (`orchestration.launchThread`) or a follow-up run in an
  * existing one (`message.dispatch`), and return at once. Ids are minted once and stored with
  * the exact command before it is sent, so every retry re-sends the same command.

@@ -1,4 +1,9 @@
 /**
+ * Room `sim/engine/commands/`: one file per family of `dispatchCommand` commands (thread, message,
+ * run, request, launch), each a handler over the engine core; this file is how a command is
+ * decoded first. May import the engine core, `sim/runs` and `sim/agent`.
+ */
+/**
  * How the engine decodes what it is sent, as Effect Schema would (OBSERVED.md §5.8): the keys
  * each command and `launchThread` require, the commands an older engine lacks (compat.ts),
  * and the defect text a payload that does not decode dies with.
