@@ -6,9 +6,9 @@
  * or `cli/`.
  */
 /**
- * `t3_manage` and `t3_delete`: the thread organisation commands of PROTOCOL.md §6.7–6.9
- * (metadata, archive, settle, provider-session detach, queue resume and control, delete).
- * Nothing but `delete` and a cancelled follow-up loses data. T3's refusals come back as errors saying what to do first.
+ * `t3_manage`: the thread organisation commands of PROTOCOL.md §6.7–6.9
+ * (metadata, archive, settle, provider-session detach, queue resume and control; `t3_delete`
+ * is delete.ts). Nothing but a delete and a cancelled follow-up loses data. T3's refusals come back as errors saying what to do first.
  */
 import { type Machine, T3Error } from "../../t3/machine-api.ts";
 import {
@@ -26,7 +26,6 @@ import {
 	placeOf,
 	readDetail,
 } from "../locate.ts";
-import { beginOwnDelete } from "../wait/vanish.ts";
 import { retryPreparation } from "./preparation-retry.ts";
 import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
 import { changeQueuedRun } from "./queued-run.ts";
@@ -398,54 +397,4 @@ export function shellCaughtUp(
 			if (machine.sequence() >= sequence) done();
 		});
 	});
-}
-
-/**
- * `thread.delete`. The thread stops being watched before the command goes out, so the tracker
- * never reports it as vanished, and its record is dropped once T3 took the delete.
- */
-export function deleteThread(
-	deps: ThreadDeps,
-	threadId: string,
-	key?: string,
-): Promise<{ thread_id: string; deleted: true }> {
-	return once(
-		deps,
-		{ tool: "t3_delete", key, args: { thread_id: threadId }, threadId },
-		async () => {
-			const located = await locateThread(deps, threadId);
-			return {
-				threadId,
-				result: await remove(deps, located),
-				place: placeOf(located),
-			};
-		},
-	);
-}
-
-async function remove(
-	deps: ThreadDeps,
-	located: LocatedThread,
-): Promise<{ thread_id: string; deleted: true }> {
-	const { threadId } = located;
-	// Announced first, so neither the tracker nor an open wait calls it vanished (vanish.ts).
-	const own = beginOwnDelete(deps, threadId);
-	let sequence: number;
-	try {
-		({ sequence } = await located.entry.machine.dispatch({
-			type: "thread.delete",
-			commandId: deps.newId(),
-			threadId,
-		}));
-	} catch (error) {
-		own.undo();
-		if (error instanceof T3Error && error.code === "REJECTED")
-			throw new ThreadError(
-				`T3 machine "${located.entry.config.name}" refused to delete thread "${threadId}": ${t3Reason(error)}`,
-			);
-		throw error;
-	}
-	own.confirm();
-	await shellCaughtUp(located.entry.machine, sequence);
-	return { thread_id: threadId, deleted: true };
 }

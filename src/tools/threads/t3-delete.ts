@@ -1,7 +1,7 @@
 /** `t3_delete`: remove a thread for good. Its own tool so clients can gate it as destructive. */
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
-import { deleteThread } from "../../threads/control/manage.ts";
+import { deleteThread } from "../../threads/control/delete.ts";
 import { idempotencyKeyArg, threadIdArg, toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
