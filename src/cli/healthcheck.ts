@@ -1,6 +1,8 @@
 /**
  * `healthcheck`: GET the local /healthz (distroless images have no curl). The address comes from
- * where `serve` takes it: the environment, then `[server]` in the config file, then defaults.
+ * where `serve` takes it: the environment, then `[server]` in the config file when there is one,
+ * then defaults. No config file is needed: a probe beside `demo`, or in an image configured by
+ * environment alone, must not fail for want of one.
  */
 import type { Env } from "../config/env.ts";
 import { EXIT } from "./help.ts";
@@ -12,11 +14,21 @@ export function healthzUrl(host: string, port: number): string {
 	return `http://${target.includes(":") ? `[${target}]` : target}:${port}/healthz`;
 }
 
+/** A missing config file reads as an empty one: only `[server]` matters here. */
+async function readIfPresent(path: string): Promise<string> {
+	try {
+		return await Bun.file(path).text();
+	} catch (error) {
+		if ((error as { code?: unknown }).code === "ENOENT") return "";
+		throw error;
+	}
+}
+
 export async function runHealthcheck(
 	env: Env = process.env,
 	timeoutMs = 5_000,
 ): Promise<number> {
-	const config = await load(env);
+	const config = await load(env, { readFile: readIfPresent });
 	if (typeof config === "number") return config;
 	const { host, port } = config.server;
 	if (port === 0) {
