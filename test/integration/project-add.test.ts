@@ -119,6 +119,8 @@ test("refused: not allowed by path, title tricks, . and .., inside or above a pr
 		// Above the hidden project "vault" (/opt/vault/repo).
 		[{ path: "/opt/vault", create: true }, "not available to you"],
 		[{ path: "/srv/t3/demo" }, 'already project "demo"'],
+		[{ path: "/srv/t3/a\u0000b", create: true }, "must not contain NUL"],
+		[{ path: "/srv/t3/a\nb", create: true }, "any other control character"],
 		[{ path: "/srv/t3/new-app/sub", create: true }, 'inside project "new-app"'],
 		[{ path: "/srv/t3/new-q", title: "secret", create: true }, "already used"],
 		[

@@ -242,6 +242,10 @@ describe("worktrees", () => {
 				'branch: "topic.lock" is not a valid git ref name',
 			],
 			[
+				{ branch: "HEAD" },
+				'branch: "HEAD" is not a valid git ref name: HEAD is not a branch name',
+			],
+			[
 				{ branch: "has space" },
 				'branch: "has space" is not a valid git ref name',
 			],

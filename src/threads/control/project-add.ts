@@ -34,6 +34,9 @@ export function pathProblem(path: string): string | null {
 	if (!path.startsWith("/"))
 		return "must be an absolute path (starting with /)";
 	if (path === "/") return "cannot be the file system root";
+	// A NUL ends the path early in C; a newline or escape would forge log lines and listings.
+	if (/\p{Cc}/u.test(path))
+		return "must not contain NUL or any other control character";
 	if (path.endsWith("/")) return "must not end with /";
 	for (const segment of path.slice(1).split("/")) {
 		if (segment === "") return "must not contain an empty segment (//)";
@@ -91,7 +94,10 @@ export async function addProject(
 ): Promise<ProjectAddResult> {
 	const entry = resolveMachine(deps, args.machine);
 	const problem = pathProblem(args.path);
-	if (problem) throw new ThreadError(`path: ${problem}; got "${args.path}".`);
+	if (problem)
+		throw new ThreadError(
+			`path: ${problem}; got ${JSON.stringify(args.path)}.`,
+		);
 	if (!entry.allowsPath(args.path))
 		throw new ThreadError(
 			`path: ${args.path} is not allowed on machine "${entry.config.name}": it matches none of the machine's \`projects\` patterns in the connector's config (a project is added only where a pattern matches its path).`,

@@ -50,7 +50,11 @@ export function refProblem(name: string): string | null {
 
 function checkRef(arg: "base_ref" | "branch", value: string | undefined): void {
 	if (value === undefined) return;
-	const problem = refProblem(value);
+	// `git check-ref-format --branch` also refuses HEAD, which names the checked-out commit.
+	const problem =
+		arg === "branch" && value === "HEAD"
+			? "HEAD is not a branch name (git check-ref-format --branch)"
+			: refProblem(value);
 	if (problem)
 		throw new ThreadError(
 			`${arg}: "${value.slice(0, 80)}" is not a valid git ref name: ${problem} (git check-ref-format rules, at most ${REF_MAX} characters).`,
