@@ -10,6 +10,19 @@ export function isUnsupported(error: unknown): boolean {
 	return error instanceof T3Error && error.code === "DEFECT";
 }
 
+/**
+ * Whether T3 died because it has no such method ("Unknown request tag", OBSERVED.md §4), as
+ * opposed to a defect of one request (a payload it could not decode): only the first means the
+ * feature is missing on that server.
+ */
+export function isUnknownMethod(error: unknown): boolean {
+	return (
+		error instanceof T3Error &&
+		error.code === "DEFECT" &&
+		/Unknown request tag/i.test(error.message)
+	);
+}
+
 /** `what`: the feature ("adding projects"); `rpc`: T3's name for it; `instead`: what to do. */
 export function unsupportedError(
 	machine: string,

@@ -159,12 +159,16 @@ describe("t3_threads query through T3's message search", () => {
 		]);
 	});
 
-	test("a query shorter than 2 characters never reaches T3's search", async () => {
+	test("a query under 2 characters after trimming is refused before T3's search; search still finds words afterwards", async () => {
 		const sim = stack.sim("a");
 		sim.record(true);
 		try {
-			const { data } = await list({ query: "q" });
-			expect(data.threads.map((t) => t.thread_id)).toContain(ids.oldTitled);
+			for (const query of [" q ", "q", "   "]) {
+				const refused = await list({ query });
+				expect(refused.isError, query).toBe(true);
+				expect(refused.text).toStartWith("query: ");
+				expect(refused.text).toContain("after trimming; expected 2–200");
+			}
 			expect(searchRequests("a")).toBe(0);
 			await list({ query: "unseen words" });
 			expect(searchRequests("a")).toBe(1);

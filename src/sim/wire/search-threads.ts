@@ -14,11 +14,13 @@ export function searchThreads(
 	store: Store,
 	payload: Record<string, unknown>,
 ): Outcome {
-	const { query, limit } = payload;
-	if (query === undefined) return { die: 'Missing key\n  at ["query"]' };
+	const { query: raw, limit } = payload;
+	if (raw === undefined) return { die: 'Missing key\n  at ["query"]' };
+	// T3 trims the query, then checks its length (SearchThreadsInput, RELEASED-0.1.md §3).
+	const query = typeof raw === "string" ? raw.trim() : raw;
 	if (typeof query !== "string" || query.length < 2 || query.length > 200)
 		return {
-			die: `Expected a string between 2 and 200 characters, got ${JSON.stringify(query)}\n  at ["query"]`,
+			die: `Expected a string between 2 and 200 characters, got ${JSON.stringify(raw)}\n  at ["query"]`,
 		};
 	if (
 		limit !== undefined &&

@@ -173,7 +173,7 @@ describe("listThreads", () => {
 		const page = await listThreads(deps, { limit: 1 });
 		const cursor = page.next_cursor as string;
 		await expect(
-			listThreads(deps, { limit: 1, query: "x", cursor }),
+			listThreads(deps, { limit: 1, query: "xx", cursor }),
 		).rejects.toThrow(
 			"cursor is not valid; call again without cursor (it was made for other filters",
 		);
@@ -233,7 +233,15 @@ describe("listThreads against a plain filter-and-sort", () => {
 	const words = ["Parser", "fix", "ΣΊΣΥΦΟΣ", "lexer", "\u0000", "a\nb", "bug"];
 	const statuses = ["idle", "running", "failed", "queued", "completed"];
 	const states = ["all", "attention", "active", "settled"] as const;
-	const queries = [undefined, "parser", "σ", "\u0000", "a\nb", "!", "zz"];
+	const queries = [
+		undefined,
+		"parser",
+		"σσ",
+		"\u0000\u0001",
+		"a\nb",
+		"!!",
+		"zz",
+	];
 
 	function generator(seed: number) {
 		const next = random(seed);
@@ -372,7 +380,7 @@ describe("listThreads against a plain filter-and-sort", () => {
 			const all = Object.values(held).flatMap((m) => [...m.values()]);
 			// A few filters each round, so states and search texts are made and then kept.
 			for (const state of [pick(states), "all" as const])
-				for (const query of [pick(queries), "!"])
+				for (const query of [pick(queries), "!!"])
 					expect({
 						round,
 						state,

@@ -19,7 +19,7 @@ import {
 import { pickMachines, projectsFor, readArchived } from "./list-machines.ts";
 import { decodeCursor, encodeCursor, merge } from "./list-page.ts";
 import { listedRows } from "./list-row.ts";
-import { searchMessages } from "./message-search.ts";
+import { SEARCH_MAX, SEARCH_MIN, searchMessages } from "./message-search.ts";
 import {
 	applyKnownToolCalls,
 	learnPendingToolCalls,
@@ -47,7 +47,22 @@ export type { ListedThread } from "./list-row.ts";
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
-export async function listThreads(deps: ThreadDeps, filters: ListFilters) {
+/**
+ * `query` as T3's search takes it (CONTRACT.md "Faithful edges"): trimmed first, then 2–200
+ * characters, so a query T3 would refuse is refused here, naming the argument.
+ */
+function checkedQuery(filters: ListFilters): ListFilters {
+	if (filters.query === undefined) return filters;
+	const query = filters.query.trim();
+	if (query.length < SEARCH_MIN || query.length > SEARCH_MAX)
+		throw new ThreadError(
+			`query: ${JSON.stringify(filters.query.slice(0, 40))} is ${query.length} characters after trimming; expected ${SEARCH_MIN}–${SEARCH_MAX} (T3's message search trims and checks the same way).`,
+		);
+	return { ...filters, query };
+}
+
+export async function listThreads(deps: ThreadDeps, given: ListFilters) {
+	const filters = checkedQuery(given);
 	const limit = filters.limit ?? DEFAULT_LIMIT;
 	const state = filters.state ?? "all";
 	const query = filters.query?.toLowerCase();

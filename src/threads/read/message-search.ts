@@ -9,7 +9,7 @@ import type { FleetMachine } from "../../fleet/fleet.ts";
 import type { Machine } from "../../t3/machine-api.ts";
 import type { SearchMatch } from "../../t3/model.ts";
 import { maskAndCap, redact } from "../../util/redact.ts";
-import { isUnsupported } from "../unsupported.ts";
+import { isUnknownMethod } from "../unsupported.ts";
 
 /** T3's bounds on the query (shorter or longer queries never reach T3) and its largest limit. */
 export const SEARCH_MIN = 2;
@@ -113,7 +113,9 @@ export async function searchMessages(
 				if (memo.answers.size > KEEP_QUERIES)
 					memo.answers.delete(memo.answers.keys().next().value as string);
 			} catch (error) {
-				if (isUnsupported(error)) {
+				// Only a server without the method turns search off; a defect of this one query
+				// (T3 refusing its text) leaves it on for the next.
+				if (isUnknownMethod(error)) {
 					memo.unsupported = true;
 					return;
 				}

@@ -48,7 +48,7 @@ export const t3Threads = defineTool({
 			.max(500)
 			.optional()
 			.describe(
-				"Text to find in the thread's title or latest message (case-insensitive); 2–200 characters also search every message where the machine supports it.",
+				"Text to find in the thread's title or latest message (case-insensitive), and in every message where the machine supports it: 2–200 characters after trimming, as T3's search takes it.",
 			),
 		archived: z
 			.boolean()
