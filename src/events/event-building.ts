@@ -4,12 +4,13 @@
  * already, else the thread's next sequence number). `transitions` collects, in the order they
  * happened, the outcome events and then the question event a projection shows.
  */
+
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { ThreadRecord } from "../store/threads.ts";
 import { startedByT3 } from "../t3/derive/run-starter.ts";
 import type { Run, ThreadProjection, ThreadShell } from "../t3/model.ts";
 import { placeShape } from "../threads/dispatch/workspace.ts";
-import { projectRef } from "../threads/shapes.ts";
+import { appUrl, projectRef } from "../threads/shapes.ts";
 import { type EventBody, eventId, type StartedBy } from "./event.ts";
 import { outcomeEvents } from "./outcome-events.ts";
 import { questionEvent } from "./question-event.ts";
@@ -33,6 +34,7 @@ type EventBase = Pick<
 	| "run_status"
 	| "origin"
 	| "client"
+	| "app_url"
 	| "branch"
 	| "worktree_path"
 >;
@@ -92,6 +94,7 @@ function createEventBuilder(
 			run_status: runStatus,
 			origin,
 			client: runId !== null && dispatchOf(runId, null) ? record.client : null,
+			app_url: appUrl(record.thread_id),
 			...placeShape({
 				branch: shell.branch ?? projection.thread.branch,
 				worktreePath: shell.worktreePath ?? projection.thread.worktreePath,

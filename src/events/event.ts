@@ -28,6 +28,8 @@ export interface EventBody extends RunFailure {
 	origin: string | null;
 	/** The client whose dispatch started the run; null for runs started elsewhere. */
 	client: string | null;
+	/** T3's own link to the thread (`t3-thread://v1/<id>`). */
+	app_url: string;
 	thread_seq: number;
 	message: string | null;
 	error: string | null;

@@ -3,11 +3,12 @@
  * longer watched; gone (404 or deleted), it gets one `thread.failed` event with run_status
  * "missing" and is marked missing. Threads tracked but not watched: unwatched-vanish.ts.
  */
+
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { ThreadRecord } from "../store/threads.ts";
 import { NO_FAILURE } from "../t3/derive/run-failure.ts";
 import { T3Error } from "../t3/machine-api.ts";
-import { projectRef } from "../threads/shapes.ts";
+import { appUrl, projectRef } from "../threads/shapes.ts";
 import { MISSING_STATUS, missingError } from "../threads/wait/vanish.ts";
 import { type EventBody, eventId } from "./event.ts";
 import type { TrackerDeps } from "./tracker.ts";
@@ -88,6 +89,7 @@ export function reportVanished(
 			run_status: MISSING_STATUS,
 			origin: fresh.origin,
 			client: null,
+			app_url: appUrl(threadId),
 			thread_seq: seq,
 			message: null,
 			error: missingError(threadId, entry.config.name),

@@ -48,3 +48,10 @@ export function questionShape(
 		app_name: view.app_name,
 	};
 }
+
+/**
+ * T3's own link to a thread (`t3-thread://v1/<id>`, CONTRACT.md "Faithful edges"): a person
+ * opens it in T3's app. The id is percent-encoded, so no id can change the link's shape.
+ */
+export const appUrl = (threadId: string): string =>
+	`t3-thread://v1/${encodeURIComponent(threadId)}`;

@@ -504,11 +504,13 @@ describe("contract", () => {
 		const d = await dispatch(client, { prompt: "pin me" });
 		await until(() => forThread(d.thread_id).length === 1, 10_000, "delivery");
 		const [delivery] = forThread(d.thread_id) as [Delivery];
+		expect(delivery.body.app_url).toBe(`t3-thread://v1/${d.thread_id}`);
 		const stable = {
 			...delivery.body,
 			id: "evt_…",
 			occurred_at: "…",
 			thread_id: "…",
+			app_url: "t3-thread://v1/…",
 			run_id: "…",
 			project: { ...(delivery.body.project as object), id: "…" },
 		};

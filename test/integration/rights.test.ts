@@ -243,6 +243,9 @@ describe("an approval-required agent", () => {
 		);
 		expect(seen.data.question?.answerable).toBe(true);
 		expect((seen.data as { client?: string }).client).toBe("agent");
+		expect((seen.data as { app_url?: string }).app_url).toBe(
+			`t3-thread://v1/${threadId}`,
+		);
 		const answered = await callTool(as.human as Client, "t3_answer", {
 			thread_id: threadId,
 			decision: "accept",

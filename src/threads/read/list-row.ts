@@ -2,10 +2,11 @@
  * `t3_threads` rows: a page's threads shaped for the answer, with their run failure, state,
  * place and what this connector tracks about them (watched, origin).
  */
+
 import type { RunFailure } from "../../t3/derive/run-failure.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { placeShape } from "../dispatch/workspace.ts";
-import { type ProjectRef, projectRef } from "../shapes.ts";
+import { appUrl, type ProjectRef, projectRef } from "../shapes.ts";
 import type { Candidate } from "./list-page.ts";
 import { listedFailures } from "./listed-failure.ts";
 import type { MessageMatch } from "./message-search.ts";
@@ -36,6 +37,8 @@ export interface ListedThread extends RunFailure {
 	watched: boolean;
 	origin: string | null;
 	client: string | null;
+	/** T3's own link to the thread. */
+	app_url: string;
 	/** How T3's message search found it; null when found by title / latest message only. */
 	match: MessageMatch | null;
 }
@@ -83,6 +86,7 @@ export async function listedRows(
 			watched: record ? record.watched === 1 : false,
 			origin: record?.origin ?? null,
 			client: record?.client ?? null,
+			app_url: appUrl(thread.id),
 			match,
 		};
 	});

@@ -6,6 +6,7 @@
  * `tools/`, `http/` or `cli/`.
  */
 /** `t3_thread`: one thread's state, latest run and the last runs' messages, tools and files. */
+
 import {
 	capText,
 	pendingQuestion,
@@ -17,7 +18,7 @@ import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
 import { placeShape } from "../dispatch/workspace.ts";
 import { locateThread, readDetail } from "../locate.ts";
-import { projectRef, questionShape } from "../shapes.ts";
+import { appUrl, projectRef, questionShape } from "../shapes.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
 import { queuedListing } from "./queued-list.ts";
 import type { ThreadReadAhead } from "./read-ahead.ts";
@@ -126,6 +127,7 @@ export async function readThread(
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,
 		client: record?.client ?? null,
+		app_url: appUrl(threadId),
 	});
 
 	let result = build(TEXT_CAPS[0] as number);

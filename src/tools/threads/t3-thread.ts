@@ -164,6 +164,11 @@ export const t3Thread = defineTool({
 			.describe("Background work T3 reports still running for the thread."),
 		watched: z.boolean(),
 		origin: z.string().nullable(),
+		app_url: z
+			.string()
+			.describe(
+				"T3's own link to this thread (t3-thread://v1/<id>): a person opens it in T3's app.",
+			),
 		client: z
 			.string()
 			.nullable()

@@ -104,6 +104,7 @@ export const t3Threads = defineTool({
 				watched: z.boolean(),
 				origin: z.string().nullable(),
 				client: z.string().nullable(),
+				app_url: z.string(),
 				match: z
 					.object({
 						role: z.string().describe('"user" or "assistant".'),
