@@ -49,6 +49,15 @@ export function createAttachmentStore(): AttachmentStore {
 					return {
 						die: `Expected a known attachment type\n  at ["attachments"][${i}]["type"]`,
 					};
+				// T3's chat attachment schema: a trimmed non-empty name, a MIME type of ≤ 100.
+				if (typeof a.name !== "string" || a.name.trim() === "")
+					return {
+						die: `Expected a non-empty string\n  at ["attachments"][${i}]["name"]`,
+					};
+				if (typeof a.mimeType !== "string" || a.mimeType.length > 100)
+					return {
+						die: `Expected a string of at most 100 characters\n  at ["attachments"][${i}]["mimeType"]`,
+					};
 				const size = Number(a.sizeBytes);
 				if (size > limitFor(type))
 					return fail(

@@ -36,6 +36,19 @@ describe("checkAttachments", () => {
 		);
 	});
 
+	test("T3's limits on names and types: a blank name, a MIME type over 100 characters, each named", () => {
+		expect(() => checkAttachments([of(1, "text/plain", "   ")])).toThrow(
+			'attachments[0].name: must not be blank (got "   ").',
+		);
+		const long = `text/${"x".repeat(96)}`;
+		expect(() => checkAttachments([of(1, long, "a.txt")])).toThrow(
+			`attachments[0] ("a.txt").mime_type: 101 characters is over T3's limit of 100.`,
+		);
+		expect(
+			checkAttachments([of(1, `text/${"x".repeat(95)}`, "a.txt")]),
+		).toHaveLength(1);
+	});
+
 	test("exactly 3 MiB together is accepted; one byte more is refused", () => {
 		expect(checkAttachments([of(3 * MiB, "application/zip")])).toHaveLength(1);
 		expect(() =>

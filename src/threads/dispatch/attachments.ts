@@ -56,9 +56,14 @@ function decodedSize(data: string): number {
 	return (data.length / 4) * 3 - padding;
 }
 
+/** T3's bound on an attachment's MIME type (its chat attachment schema). */
+const MIME_MAX = 100;
+
 function nameProblem(name: string): string | null {
 	const length = [...name].length;
 	if (length === 0) return "must not be empty";
+	// T3 refuses a name of whitespace only (its schema trims and requires one character).
+	if (name.trim() === "") return "must not be blank";
 	if (length > ATTACHMENT_NAME_MAX)
 		return `${length} characters is over the limit of ${ATTACHMENT_NAME_MAX}`;
 	if (/[/\\]/.test(name))
@@ -85,6 +90,10 @@ export function checkAttachments(
 				`attachments[${i}].name: ${problem} (got ${JSON.stringify(a.name.slice(0, 60))}${a.name.length > 60 ? "…" : ""}).`,
 			);
 		const which = `attachments[${i}] ("${a.name}")`;
+		if (a.mime_type.length > MIME_MAX)
+			throw new ThreadError(
+				`${which}.mime_type: ${a.mime_type.length} characters is over T3's limit of ${MIME_MAX}.`,
+			);
 		if (!MIME.test(a.mime_type))
 			throw new ThreadError(
 				`${which}.mime_type: not a MIME type (type/subtype, e.g. "image/png" or "text/plain").`,
