@@ -158,6 +158,8 @@ export interface Run {
 	modelSelection?: ModelSelection | null;
 	/** A queued run held by an interrupt with `holdQueue` (newer servers only). */
 	queueHeld?: boolean;
+	/** A queued run's place in T3's delivery order (1 first); null once it starts. */
+	queuePosition?: number | null;
 	[key: string]: unknown;
 }
 

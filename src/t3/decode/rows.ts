@@ -32,6 +32,7 @@ export function decodeRun(raw: unknown): Run {
 		completedAt: strOrNull(obj.completedAt),
 		modelSelection: decodeModelSelection(obj.modelSelection),
 		queueHeld: obj.queueHeld === true,
+		queuePosition: num(obj.queuePosition) ?? null,
 	};
 }
 

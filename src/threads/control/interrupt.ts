@@ -7,7 +7,11 @@
  */
 import { latestRun } from "../../t3/derive/derive.ts";
 import { T3Error } from "../../t3/machine-api.ts";
-import { BUSY_RUN_STATUSES, type ThreadProjection } from "../../t3/model.ts";
+import {
+	BUSY_RUN_STATUSES,
+	type Run,
+	type ThreadProjection,
+} from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { locateThread, readDetail } from "../locate.ts";
@@ -18,10 +22,22 @@ export interface QueuedRun {
 }
 
 /** The thread's queued runs in the order they will start, and whether their queue is held. */
+/**
+ * T3's delivery order: `queuePosition` (what T3's app reorders), else the ordinal for servers
+ * without it (the pre-release engine), runs with a position before those without.
+ */
+function queueOrder(a: Run, b: Run): number {
+	const pa = typeof a.queuePosition === "number" ? a.queuePosition : null;
+	const pb = typeof b.queuePosition === "number" ? b.queuePosition : null;
+	if (pa !== null && pb !== null && pa !== pb) return pa - pb;
+	if ((pa === null) !== (pb === null)) return pa === null ? 1 : -1;
+	return a.ordinal - b.ordinal;
+}
+
 export function queuedRuns(projection: ThreadProjection): QueuedRun[] {
 	return projection.runs
 		.filter((r) => r.status === "queued")
-		.sort((a, b) => a.ordinal - b.ordinal)
+		.sort(queueOrder)
 		.map((r) => ({ run_id: r.id, held: r.queueHeld === true }));
 }
 
