@@ -386,7 +386,24 @@ describe("decode: held thread shells", () => {
 			// Same keys in the same order: a re-sent snapshot compares equal as JSON.
 			expect(JSON.stringify(held)).toBe(JSON.stringify(full));
 		}
-		expect(decodeHeldThreadShell(threads.at(-1)).lineage).toBeUndefined();
+		// Released 0.1.x lineage, pins and activity are kept (issue 26 item 8); other extras are not.
+		const kept = decodeHeldThreadShell({
+			id: "forked",
+			lineage: { rootThreadId: "root" },
+			forkedFrom: { threadId: "root", runId: "run-1" },
+			pinnedAt: "2026-12-01T00:00:00.000Z",
+			activityRunStatus: "running",
+			latestUserAuthoredMessageAt: "2026-12-01T00:00:01.000Z",
+			unknownExtra: { big: "x".repeat(100) },
+		}) as Record<string, unknown>;
+		expect(kept).toMatchObject({
+			lineage: { rootThreadId: "root" },
+			forkedFrom: { threadId: "root", runId: "run-1" },
+			pinnedAt: "2026-12-01T00:00:00.000Z",
+			activityRunStatus: "running",
+			latestUserAuthoredMessageAt: "2026-12-01T00:00:01.000Z",
+		});
+		expect(kept.unknownExtra).toBeUndefined();
 		expect(() => decodeHeldThreadShell({ title: "x" })).toThrow(T3Error);
 	});
 

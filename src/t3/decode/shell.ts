@@ -117,6 +117,12 @@ const SHELL_FIELDS = [
 	"updatedAt",
 	"archivedAt",
 	"deletedAt",
+	// Released 0.1.x shells (REVIEW-fa93027.md §1): lineage of forks, pins, the activity status.
+	"forkedFrom",
+	"lineage",
+	"pinnedAt",
+	"activityRunStatus",
+	"latestUserAuthoredMessageAt",
 ] as const;
 const HELD_MESSAGE_CHARS = 500;
 
