@@ -285,12 +285,6 @@ async function pair(
 			? new Date(Date.now() + exchange.expiresIn * 1000).toISOString()
 			: null);
 
-	// A token T3 already calls expired (its clock ahead of ours, a zero lifetime) is no token.
-	if (expiresAt !== null && Date.parse(expiresAt) <= Date.now())
-		throw new Refusal(
-			`T3 says the new token expired at ${expiresAt}, already past; it was not saved. Next: check the T3 machine's clock and its token lifetime, then ${MINT_NEW_LINK}.`,
-		);
-
 	// 5. The token alone, 0600, replacing any earlier one in one step.
 	const temp = `${file}.${process.pid}.tmp`;
 	try {

@@ -267,53 +267,6 @@ describe("pair", () => {
 		}
 	});
 
-	test("a token T3 says is already expired is refused, and nothing is written", async () => {
-		const past = new Date(Date.now() - 60_000).toISOString();
-		const expired = Bun.serve({
-			hostname: "127.0.0.1",
-			port: 0,
-			fetch(request) {
-				const path = new URL(request.url).pathname;
-				if (path === "/.well-known/t3/environment")
-					return Response.json({
-						label: "expired",
-						orchestrationProtocolVersion: 2,
-					});
-				if (path === "/oauth/token")
-					return Response.json({
-						access_token: "expired-token-0123456789",
-						issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
-						token_type: "Bearer",
-						expires_in: 0,
-						scope: "orchestration:read orchestration:operate",
-					});
-				if (path === "/api/auth/session")
-					return Response.json({
-						authenticated: true,
-						scopes: ["orchestration:read", "orchestration:operate"],
-						expiresAt: past,
-					});
-				return new Response("no", { status: 404 });
-			},
-		});
-		try {
-			const file = join(dir, "expired.token");
-			const link = `http://127.0.0.1:${expired.port}/pair#token=expired-credential-123456`;
-			const run = await cli(["pair", link, "--token-file", file]);
-			expect(run.code).toBe(1);
-			expect(run.stderr).toContain(
-				`T3 says the new token expired at ${past}, already past; it was not saved`,
-			);
-			expect(existsSync(file)).toBe(false);
-			expectNoSecret(run, [
-				"expired-credential-123456",
-				"expired-token-0123456789",
-			]);
-		} finally {
-			await expired.stop(true);
-		}
-	});
-
 	test("bad command lines exit 2 without repeating the link", async () => {
 		const link = sim.pairingLink();
 		const secret = credentialOf(link);
