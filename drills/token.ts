@@ -50,6 +50,21 @@ export function tokenDrill({ full }: DrillSize): Promise<DrillReport> {
 			sim.restoreToken(sim.token);
 			await untilOnline(stack, "online after restore");
 		});
+		// Each lockout is one transition into unauthorized: one machine event each, no more.
+		const unauthorized = () =>
+			stack.receiver.deliveries.filter(
+				(d) => d.body.type === "machine.unauthorized",
+			).length;
+		await until(
+			() => unauthorized() >= rounds,
+			10_000,
+			"a machine.unauthorized per lockout",
+		);
+		if (unauthorized() !== rounds)
+			throw new Error(
+				`${unauthorized()} machine.unauthorized events for ${rounds} lockouts`,
+			);
+		notes.push(`machine.unauthorized events: ${rounds}, one per lockout`);
 		return { notes };
 	});
 }

@@ -80,9 +80,13 @@ export function expectations(
 	return { expected, runs, busy };
 }
 
-/** Run events only (questions are not part of these drills' accounting). */
+/** Run events only (questions and machine events are not part of these drills' accounting). */
 function runEvents(deliveries: Delivery[]): Delivery[] {
-	return deliveries.filter((d) => d.body.type !== "thread.question");
+	return deliveries.filter(
+		(d) =>
+			d.body.type !== "thread.question" &&
+			!String(d.body.type).startsWith("machine."),
+	);
 }
 
 export function missing(

@@ -2,7 +2,9 @@
  * The event side of the connector as one unit: outbox store, tracker (transitions → rows) and
  * delivery worker (rows → webhook), started and stopped together. Events of threads whose
  * project is not allowed now are held (kept, not sent) and flow again once it is: checked at
- * start and whenever a machine's shell is replaced (the projects a record is judged on).
+ * start and whenever a machine's shell is replaced (the projects a record is judged on). Machine
+ * events (machine-events.ts) share the outbox and the worker; those of a machine no longer
+ * configured are held the same way.
  */
 import type { ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
@@ -10,11 +12,17 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
 import { createGroupCommit, walSync } from "../store/group-commit.ts";
+import { createMachineAlertStore } from "../store/machine-alerts.ts";
 import { createOutbox, type Outbox } from "../store/outbox.ts";
 import type { ThreadStore } from "../store/threads.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
 import { createDeliveryWorker, type DeliveryWorker } from "./delivery.ts";
+import {
+	createMachineEvents,
+	type MachineEvents,
+	machineOfEventKey,
+} from "./machine-events.ts";
 import { DEFAULT_SCHEDULE_S } from "./retry.ts";
 import { createTracker, type Tracker } from "./tracker.ts";
 
@@ -22,6 +30,8 @@ export interface Events {
 	outbox: Outbox;
 	tracker: Tracker;
 	delivery: DeliveryWorker;
+	/** `machine.token_expiring` and `machine.unauthorized`. */
+	machines: MachineEvents;
 	start(): void;
 	stop(): Promise<void>;
 	replayDead(): number;
@@ -49,6 +59,13 @@ export function createEvents(deps: EventsDeps): Events {
 	// Outbox rows and delivery marks of one turn share one commit, synced off the event loop.
 	const wal = walSync(deps.db);
 	const commits = createGroupCommit(deps.db, undefined, wal);
+	// An outbox key is a thread's id or a machine's (machine-events.ts).
+	const isHidden = (key: string) => {
+		const machine = machineOfEventKey(key);
+		return machine === null
+			? deps.threads.isHidden(key)
+			: deps.fleet.get(machine) === undefined;
+	};
 	const delivery = createDeliveryWorker(
 		{
 			url: deps.settings.hookUrl,
@@ -63,14 +80,14 @@ export function createEvents(deps: EventsDeps): Events {
 			random: deps.random,
 			metrics: deps.metrics,
 			log: deps.log,
-			isHidden: deps.threads.isHidden,
+			isHidden,
 			commits,
 		},
 	);
 	const reconcile = () => {
 		let released = 0;
 		for (const { thread_id, status } of outbox.waiting()) {
-			const hidden = deps.threads.isHidden(thread_id);
+			const hidden = isHidden(thread_id);
 			if (hidden && status === "pending") outbox.hold(thread_id);
 			else if (!hidden && status === "held")
 				released += outbox.release(thread_id);
@@ -90,10 +107,21 @@ export function createEvents(deps: EventsDeps): Events {
 		onEmitted: () => delivery.wake(),
 		commits,
 	});
+	const machines = createMachineEvents({
+		fleet: deps.fleet,
+		outbox,
+		alerts: createMachineAlertStore(deps.db),
+		commits,
+		clock,
+		metrics: deps.metrics,
+		log: deps.log,
+		onEmitted: () => delivery.wake(),
+	});
 	return {
 		outbox,
 		tracker,
 		delivery,
+		machines,
 		start() {
 			reconcile();
 			for (const entry of deps.fleet.list()) {
@@ -105,9 +133,11 @@ export function createEvents(deps: EventsDeps): Events {
 			}
 			tracker.start();
 			delivery.start();
+			machines.start();
 		},
 		async stop() {
 			for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+			await machines.stop();
 			tracker.stop();
 			await tracker.idle();
 			await delivery.stop();
