@@ -20,6 +20,8 @@ export interface SimContext {
 	/** Which T3 Code this simulator imitates (compat.ts). */
 	compat: SimCompat;
 	coalesceMs: number;
+	/** The descriptor's `serverResolvedCommandContext`; undefined: not in the descriptor. */
+	commandContext: boolean | undefined;
 	serverVersion: string;
 	label: string;
 	environmentId: string;

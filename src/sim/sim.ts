@@ -4,6 +4,7 @@
  * upgrade lives here: 426 gate first (PROTOCOL.md §1.3), then ticket or bearer auth (§2.4).
  */
 import type { Server, ServerWebSocket } from "bun";
+import { type SimCompat, simHas } from "./compat.ts";
 import type { SimContext } from "./context.ts";
 import { createAttachmentStore } from "./engine/attachments.ts";
 import { createEngine } from "./engine/engine.ts";
@@ -27,11 +28,24 @@ import { type ConnData, createConnection } from "./wire/rpc-server.ts";
 
 const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
 
+/** The descriptor's flag: the newest contract has it (idx 70155598390), the pre-release not. */
+function commandContextOf(
+	options: SimOptions,
+	compat: SimCompat,
+): boolean | undefined {
+	const flag =
+		options.serverResolvedCommandContext ??
+		(simHas(compat, "deliveryIntent") ? true : "absent");
+	return flag === "absent" ? undefined : flag;
+}
+
 export async function startSim(options: SimOptions = {}): Promise<Sim> {
 	const host = options.host ?? "127.0.0.1";
 	const token = options.token ?? `sim-${newId()}`;
 	const compat = options.compat ?? "current";
-	const store = createStore();
+	const store = createStore({
+		shellMessages: options.shellWithoutMessages !== true,
+	});
 	for (const project of options.projects ?? DEFAULT_PROJECTS)
 		store.addProject(project);
 	const scheduler = options.scheduler ?? createScheduler();
@@ -58,6 +72,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		compat,
 		// A real server coalesces shell deltas in windows of up to 50 ms (PROTOCOL.md §8.2).
 		coalesceMs: options.coalesceMs ?? 50,
+		commandContext: commandContextOf(options, compat),
 		serverVersion: options.serverVersion ?? "0.1.0-sim",
 		label: options.label ?? "T3 simulator",
 		environmentId: `sim-${newId()}`,

@@ -59,6 +59,17 @@ export interface SimOptions {
 	 * and `queue.resume` is an unknown command.
 	 */
 	queueHolding?: boolean;
+	/**
+	 * The descriptor's `capabilities.serverResolvedCommandContext` (what T3's clients read before
+	 * they send `deliveryIntent`, idx 70174805780). Default true on "current", absent on
+	 * "prerelease"; "absent" = a descriptor without the flag (the connector then probes).
+	 */
+	serverResolvedCommandContext?: boolean | "absent";
+	/**
+	 * Thread shells carry `latestVisibleMessage: null`, as the newest T3 projection code sends
+	 * ("Thread detail owns message bodies", idx 70189692800); default false (filled in).
+	 */
+	shellWithoutMessages?: boolean;
 	/** Timers for pacing and coalescing (tests may pass their own for determinism). */
 	scheduler?: Scheduler;
 	/** Default "0.1.0-sim". */

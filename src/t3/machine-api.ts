@@ -108,7 +108,8 @@ export class T3Error extends Error {
 export interface Machine {
 	readonly name: string;
 	readonly url: string;
-	status(): MachineStatus;
+	/** The current status: a snapshot shared with other readers, never to be changed. */
+	status(): Readonly<MachineStatus>;
 	/** Latest shell state held in memory (all projects, not filtered by the allowlist). */
 	projects(): ProjectShell[];
 	threads(): ThreadShell[];
@@ -119,6 +120,11 @@ export interface Machine {
 	onChange(listener: (change: ShellChange) => void): () => void;
 	/** Resolves once the machine is online and synchronized, or rejects with its reason. */
 	ready(timeoutMs?: number): Promise<void>;
+	/**
+	 * Resolves once the machine is no longer `connecting` (online, or its first attempt failed),
+	 * or after `timeoutMs`; never rejects. What the fleet's bounded start waits for.
+	 */
+	settled(timeoutMs: number): Promise<void>;
 	start(): void;
 	stop(): Promise<void>;
 	/**
@@ -199,8 +205,9 @@ export interface Machine {
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**
-	 * Whether this server takes `message.dispatch` `deliveryIntent`, as its answer to a probe
-	 * says (delivery-intent.ts); asked once per connection. Absent: treat as false.
+	 * Whether this server takes `message.dispatch` `deliveryIntent`: as its descriptor's
+	 * `serverResolvedCommandContext` says, else its answer to a probe (delivery-intent.ts), asked
+	 * once per connection. Absent: treat as false.
 	 */
 	deliveryIntent?(): Promise<boolean>;
 	/**
@@ -218,6 +225,11 @@ export interface Machine {
 	 * absent on a machine without thread following.
 	 */
 	follow?(threadId: string): () => void;
+	/**
+	 * The newest message of a thread followed now, from its stream: what a shell of the newest
+	 * T3 leaves out (`latestVisibleMessage: null`); null when not followed or without one.
+	 */
+	followedMessage?(threadId: string): ThreadShell["latestVisibleMessage"];
 	/**
 	 * Threads followed now (`live`: caught up on their stream), and how many could not be
 	 * followed (bound reached, stream lost).

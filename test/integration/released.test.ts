@@ -160,12 +160,16 @@ describe("runs T3 starts itself", () => {
 			],
 		});
 		expect(first.data.background_tasks).toBe(1);
-		const listed = await callTool<{
-			threads: { thread_id: string; background_tasks: number }[];
-		}>(client, "t3_threads", { machine: "demo" });
-		expect(
-			listed.data.threads.find((t) => t.thread_id === d.thread_id),
-		).toMatchObject({ background_tasks: 1 });
+		// The list reads the shell, which T3 sends coalesced: it shows the work once caught up.
+		await until(async () => {
+			const listed = await callTool<{
+				threads: { thread_id: string; background_tasks: number }[];
+			}>(client, "t3_threads", { machine: "demo" });
+			return (
+				listed.data.threads.find((t) => t.thread_id === d.thread_id)
+					?.background_tasks === 1
+			);
+		});
 
 		// The background command ends: T3 wakes the thread with a run of its own.
 		stack.sim("demo").finishRun(d.thread_id);
@@ -198,6 +202,52 @@ describe("runs T3 starts itself", () => {
 				},
 			],
 		});
+	});
+
+	test("t3_interrupt with only background work left stops it as T3's Stop does: the latest run, no wake run", async () => {
+		const d = await run("start a background task");
+		// T3 keeps the work on the provider thread's roster, which a projection reader sees too.
+		const rosterOf = () =>
+			(
+				stack.sim("demo").projection(d.thread_id) as {
+					providerThreads: { pendingBackgroundTasks?: unknown[] }[];
+				}
+			).providerThreads.flatMap((t) => t.pendingBackgroundTasks ?? []);
+		expect(rosterOf()).toHaveLength(1);
+		const stopped = await callTool<{
+			run_id: string;
+			run_status: string;
+			interrupted: boolean;
+		}>(client, "t3_interrupt", { thread_id: d.thread_id });
+		expect(stopped.isError).toBe(false);
+		expect(stopped.data).toMatchObject({
+			run_id: d.run_id,
+			run_status: "completed",
+			interrupted: true,
+		});
+		expect(stopped.text).toContain(
+			`Run ${d.run_id} had already ended; T3 was asked to stop the 1 background task it left running, and lists none now.`,
+		);
+		expect(rosterOf()).toEqual([]);
+		// t3_thread then says none, once the coalesced shell caught up with the stop too.
+		await until(
+			async () =>
+				(await read({ thread_id: d.thread_id })).data.background_tasks === 0,
+		);
+		// Stopped work wakes nobody: ending the thread's work now starts no run of T3's own.
+		stack.sim("demo").finishRun(d.thread_id);
+		await stack.server.services.events.tracker.idle();
+		const runs = (
+			stack.sim("demo").projection(d.thread_id) as { runs: unknown[] }
+		).runs;
+		expect(runs).toHaveLength(1);
+		// Nothing is left to stop.
+		const again = await callTool<{ interrupted: boolean }>(
+			client,
+			"t3_interrupt",
+			{ thread_id: d.thread_id },
+		);
+		expect(again.data.interrupted).toBe(false);
 	});
 
 	test("the pre-release engine: no background work, no notices, no wake run", async () => {

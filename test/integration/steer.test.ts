@@ -1,10 +1,12 @@
 /**
  * Steer and queue on every provider, end to end (official MCP client → server → simulator over
- * real sockets): where the server takes `deliveryIntent` (its answer to the probe says so) the
- * server resolves steer/restart; on the pre-release engine (`compat: "prerelease"`, which drops
- * the field silently) the connector sends the explicit modes, restart_active where the thread's
- * provider steers only by restart (`restartsteer/steady`); `mode: "queue"` queues with
- * `queue_after_active`; `delivered_as` says what T3 did.
+ * real sockets): where the server takes `deliveryIntent` the server resolves steer/restart. Its
+ * descriptor says so first (`capabilities.serverResolvedCommandContext`, the flag T3's clients
+ * read): true → sent without probing, false → never sent; only a descriptor without the flag is
+ * probed. On the pre-release engine (`compat: "prerelease"`, no flag, drops the field silently)
+ * the connector sends the explicit modes, restart_active where the thread's provider steers only
+ * by restart (`restartsteer/steady`); `mode: "queue"` queues with `queue_after_active`;
+ * `delivered_as` says what T3 did.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
@@ -23,6 +25,7 @@ type Dispatched = {
 };
 type Waited = { outcome: string; run_id: string | null; message: string };
 type Payload = Record<string, unknown>;
+const MACHINES = ["demo", "old", "unflagged", "declined"];
 
 let stack: Stack;
 let client: Client;
@@ -31,10 +34,12 @@ beforeAll(async () => {
 		machines: [
 			{ name: "demo" },
 			{ name: "old", sim: { compat: "prerelease" } },
+			{ name: "unflagged", sim: { serverResolvedCommandContext: "absent" } },
+			{ name: "declined", sim: { serverResolvedCommandContext: false } },
 		],
 	});
 	client = await stack.client();
-	for (const name of ["demo", "old"]) stack.sim(name).record(true);
+	for (const name of MACHINES) stack.sim(name).record(true);
 });
 afterAll(async () => {
 	await stack.stop();
@@ -85,7 +90,7 @@ async function follow(threadId: string, prompt: string, mode?: string) {
 const wait = async (thread_id: string) =>
 	(await callTool<Waited>(client, "t3_wait", { thread_id, timeout: 20 })).data;
 
-describe("a server that takes deliveryIntent", () => {
+describe("a server whose descriptor says it takes deliveryIntent", () => {
 	test("steer on a provider that steers only by restart: the server restarts the run", async () => {
 		const d = await start("demo", "long task", "restartsteer/steady");
 		await untilRunning(client, d.thread_id);
@@ -103,11 +108,8 @@ describe("a server that takes deliveryIntent", () => {
 		const w = await wait(d.thread_id);
 		expect([w.outcome, w.run_id]).toEqual(["completed", d.run_id]);
 		expect(w.message).toContain("You said: say hi instead");
-		// The probe went out once for this connection; its answer named deliveryIntent.
-		expect(probes("demo")).toHaveLength(1);
-		expect(String(probes("demo")[0]?.threadId)).toStartWith(
-			"t3code-mcp-probe-",
-		);
+		// The descriptor's flag decided: nothing was probed.
+		expect(probes("demo")).toEqual([]);
 	});
 
 	test("steer where the provider steers live: steered into the running run", async () => {
@@ -117,7 +119,70 @@ describe("a server that takes deliveryIntent", () => {
 		expect([s.run_id, s.delivered_as]).toEqual([d.run_id, "steered"]);
 		stack.sim("demo").finishRun(d.thread_id);
 		expect((await wait(d.thread_id)).message).toContain("also add tests");
-		expect(probes("demo")).toHaveLength(1);
+		expect(last("demo", d.thread_id)?.deliveryIntent).toBe("steer");
+		expect(probes("demo")).toEqual([]);
+	});
+
+	test("restart: deliveryIntent restart, the server restarts the run", async () => {
+		const d = await start("demo", "long task");
+		await untilRunning(client, d.thread_id);
+		const r = await follow(d.thread_id, "say hi instead", "restart");
+		expect([r.run_id, r.delivered_as]).toEqual([d.run_id, "restarted"]);
+		const sent = last("demo", d.thread_id);
+		expect([sent?.deliveryIntent, sent?.dispatchMode]).toEqual([
+			"restart",
+			{ type: "start_immediately" },
+		]);
+		expect((await wait(d.thread_id)).message).toContain(
+			"You said: say hi instead",
+		);
+		expect(probes("demo")).toEqual([]);
+	});
+});
+
+describe("a descriptor without the flag: the probe decides, as before", () => {
+	test("the probe goes out once and its answer names deliveryIntent: steer goes to the server", async () => {
+		const d = await start("unflagged", "long task", "restartsteer/steady");
+		await untilRunning(client, d.thread_id);
+		const s = await follow(d.thread_id, "say hi instead", "steer");
+		expect([s.run_id, s.delivered_as]).toEqual([d.run_id, "restarted"]);
+		const sent = last("unflagged", d.thread_id);
+		expect([sent?.deliveryIntent, sent?.dispatchMode]).toEqual([
+			"steer",
+			{ type: "start_immediately" },
+		]);
+		expect((await wait(d.thread_id)).outcome).toBe("completed");
+		expect(probes("unflagged")).toHaveLength(1);
+		expect(String(probes("unflagged")[0]?.threadId)).toStartWith(
+			"t3code-mcp-probe-",
+		);
+	});
+});
+
+describe("a descriptor whose flag is false", () => {
+	test("deliveryIntent is never sent nor probed: steer_active, or restart_active where the session steers only by restart", async () => {
+		const live = await start("declined", "long task");
+		await untilRunning(client, live.thread_id);
+		const s = await follow(live.thread_id, "also add docs", "steer");
+		expect(s.delivered_as).toBe("steered");
+		expect(last("declined", live.thread_id)).toMatchObject({
+			dispatchMode: { type: "steer_active", targetRunId: live.run_id },
+		});
+		stack.sim("declined").finishRun(live.thread_id);
+		expect((await wait(live.thread_id)).message).toContain("also add docs");
+
+		const restart = await start("declined", "long task", "restartsteer/steady");
+		await untilRunning(client, restart.thread_id);
+		const r = await follow(restart.thread_id, "say hi instead", "steer");
+		expect(r.delivered_as).toBe("restarted");
+		expect(last("declined", restart.thread_id)?.dispatchMode).toEqual({
+			type: "restart_active",
+			targetRunId: restart.run_id,
+		});
+		expect((await wait(restart.thread_id)).outcome).toBe("completed");
+		expect(
+			dispatched("declined").filter((p) => p.deliveryIntent !== undefined),
+		).toEqual([]);
 	});
 });
 

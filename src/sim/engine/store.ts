@@ -7,6 +7,9 @@
 import { BUSY_RUN_STATUSES } from "../../t3/model.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
 
+/** What T3's Stop and the shell's `activeRunId` take for a run in flight (idx 70189692800). */
+export const INTERRUPTIBLE = new Set(["preparing", "starting", "running"]);
+
 export type Collection =
 	| "runs"
 	| "attempts"
@@ -44,8 +47,6 @@ export interface ThreadState {
 	/** Released shells: the failure class of the last failed run, and a usage limit's reset. */
 	lastErrorClass: string | null;
 	usageLimitResetAt: string | null;
-	/** Provider background work still running after its turn (the shell's `pendingBackgroundTasks`). */
-	backgroundTasks: Record<string, unknown>[];
 	updatedAt: string;
 	checkpointCount: number;
 }
@@ -127,7 +128,42 @@ export interface Store {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
-export function createStore(): Store {
+/** Run statuses that end a run's own work: after them only background work can be left. */
+const SETTLED = new Set(["completed", "failed", "interrupted", "cancelled"]);
+
+/**
+ * The shell's `pendingBackgroundTasks` as T3 derives them (`derivePendingBackgroundWork`, idx
+ * 70607754371): the rosters of the thread's provider threads (the active one when set), deduped
+ * by task id, only once the latest run settled and no run is in flight (a rolled-back latest
+ * run leaves nothing pending).
+ */
+export function pendingBackgroundWork(
+	thread: ThreadState,
+	latest: Row | undefined,
+): Record<string, unknown>[] {
+	const runs = thread.rows.runs;
+	if (runs.some((r) => INTERRUPTIBLE.has(r.status as string))) return [];
+	if (!latest || !SETTLED.has(latest.status as string)) return [];
+	const active = thread.app.activeProviderThreadId;
+	const tasks = new Map<string, Record<string, unknown>>();
+	for (const providerThread of thread.rows.providerThreads) {
+		if (active != null && providerThread.id !== active) continue;
+		const roster = providerThread.pendingBackgroundTasks;
+		const list = Array.isArray(roster) ? roster : [];
+		for (const task of list as Record<string, unknown>[])
+			if (typeof task.taskId === "string" && !tasks.has(task.taskId))
+				tasks.set(task.taskId, clone(task));
+	}
+	return [...tasks.values()];
+}
+
+export interface StoreOptions {
+	/** Shells carry `latestVisibleMessage` (default); false: null, as the newest T3 sends. */
+	shellMessages?: boolean;
+}
+
+export function createStore(options: StoreOptions = {}): Store {
+	const shellMessages = options.shellMessages !== false;
 	let sequence = 0;
 	const events: LoggedEvent[] = [];
 	const projects = new Map<string, ProjectState>();
@@ -200,7 +236,6 @@ export function createStore(): Store {
 			lastError: null,
 			lastErrorClass: null,
 			usageLimitResetAt: null,
-			backgroundTasks: [],
 			updatedAt: nowIso(),
 			checkpointCount: 0,
 		};
@@ -232,9 +267,22 @@ export function createStore(): Store {
 					: best,
 			undefined,
 		);
-		// The run currently blocking the thread; queued runs wait behind it (OBSERVED.md §5.6).
-		const active = runs.find(
-			(r) => BUSY_RUN_STATUSES.has(r.status as string) && r.status !== "queued",
+		// As T3 derives them (idx 70189692800): `activeRunId` is the newest run in flight
+		// (preparing/starting/running), never a `waiting` one, whose turn is over; the activity
+		// status also counts `waiting`. Queued runs wait behind them (OBSERVED.md §5.6).
+		const newest = (keep: (status: string) => boolean) =>
+			runs.reduce<Row | undefined>(
+				(best, r) =>
+					keep(r.status as string) &&
+					(best === undefined ||
+						(r.ordinal as number) > (best.ordinal as number))
+						? r
+						: best,
+				undefined,
+			);
+		const active = newest((status) => INTERRUPTIBLE.has(status));
+		const activity = newest(
+			(status) => BUSY_RUN_STATUSES.has(status) && status !== "queued",
 		);
 		const pending = thread.rows.runtimeRequests.find(
 			(r) => r.status === "pending",
@@ -250,7 +298,7 @@ export function createStore(): Store {
 			latestRunStartedAt: latest?.startedAt ?? null,
 			latestRunCompletedAt: latest?.completedAt ?? null,
 			activeRunId: active?.id ?? null,
-			activityRunStatus: active ? active.status : null,
+			activityRunStatus: activity ? activity.status : null,
 			status: latest ? latest.status : "idle",
 			lastError: thread.lastError,
 			lastErrorClass: thread.lastErrorClass,
@@ -258,17 +306,19 @@ export function createStore(): Store {
 			pendingRuntimeRequest: pending
 				? { id: pending.id, kind: pending.kind, createdAt: pending.createdAt }
 				: null,
-			latestVisibleMessage: lastMessage
-				? {
-						id: lastMessage.id,
-						role: lastMessage.role,
-						text: lastMessage.text,
-						updatedAt: lastMessage.updatedAt,
-					}
-				: null,
+			// The newest T3: "Thread detail owns message bodies" (idx 70189692800).
+			latestVisibleMessage:
+				shellMessages && lastMessage
+					? {
+							id: lastMessage.id,
+							role: lastMessage.role,
+							text: lastMessage.text,
+							updatedAt: lastMessage.updatedAt,
+						}
+					: null,
 			latestUserMessageAt: lastUser?.createdAt ?? null,
 			hasActionableProposedPlan: false,
-			pendingBackgroundTasks: clone(thread.backgroundTasks),
+			pendingBackgroundTasks: pendingBackgroundWork(thread, latest),
 			itemCount: items.length,
 			visibleItemCount: items.length,
 			updatedAt: thread.updatedAt,

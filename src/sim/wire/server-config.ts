@@ -20,6 +20,11 @@ export function environmentDescriptor(
 			connectionProbe: true,
 			repositoryIdentity: true,
 			threadSettlement: true,
+			// Commands resolved against the server's own thread state (`deliveryIntent`), the
+			// flag T3's clients gate on (idx 70155598390, 70174805780).
+			...(ctx.commandContext === undefined
+				? {}
+				: { serverResolvedCommandContext: ctx.commandContext }),
 		},
 	};
 }

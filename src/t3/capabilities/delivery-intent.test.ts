@@ -1,6 +1,9 @@
 import { describe, expect, it } from "bun:test";
 import { T3Error } from "../machine-api.ts";
-import { probeDeliveryIntent } from "./delivery-intent.ts";
+import {
+	declaredDeliveryIntent,
+	probeDeliveryIntent,
+} from "./delivery-intent.ts";
 
 const answering = (error: T3Error | null) => {
 	const sent: Record<string, unknown>[] = [];
@@ -61,5 +64,17 @@ describe("the deliveryIntent probe decides from the server's answer", () => {
 				answering(new T3Error("DISCONNECTED", "connection lost")).send,
 			),
 		).rejects.toThrow("connection lost");
+	});
+});
+
+describe("the descriptor's serverResolvedCommandContext decides before any probe", () => {
+	it("true or false is the answer; no flag (or no capabilities) leaves it to the probe", () => {
+		const of = (capabilities: unknown) =>
+			declaredDeliveryIntent({ serverVersion: "0.1.11", capabilities });
+		expect(of({ serverResolvedCommandContext: true })).toBe(true);
+		expect(of({ serverResolvedCommandContext: false })).toBe(false);
+		expect(of({ repositoryIdentity: true })).toBeUndefined();
+		expect(of({ serverResolvedCommandContext: "yes" })).toBeUndefined();
+		expect(of(undefined)).toBeUndefined();
 	});
 });

@@ -7,6 +7,7 @@
 import { machineToken } from "../../config/token-file.ts";
 import type { MachineConfig } from "../../config/types.ts";
 import { redact } from "../../util/redact.ts";
+import { declaredDeliveryIntent } from "../capabilities/delivery-intent.ts";
 import type { ShellMirror } from "../follow/shell-mirror.ts";
 import {
 	connectFailure,
@@ -74,7 +75,13 @@ export function createConnect(
 				now,
 			});
 			if (negotiated.kind === "stale") return;
-			link.deliveryIntent = null;
+			// The descriptor's flag answers for this connection; without one the probe asks.
+			const declared =
+				negotiated.kind === "ok"
+					? declaredDeliveryIntent(negotiated.descriptor)
+					: undefined;
+			link.deliveryIntent =
+				declared === undefined ? null : Promise.resolve(declared);
 			const token = link.token;
 			if (negotiated.kind === "ok" && token !== undefined) {
 				expiries.clear();

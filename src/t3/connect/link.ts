@@ -34,7 +34,10 @@ export interface MachineLink {
 	syncTimer: ReturnType<typeof setTimeout> | undefined;
 	/** The last connection was declared dead for silence: the server is stopped or cut off. */
 	silentDrop: boolean;
-	/** The server's answer to the deliveryIntent probe, for this connection (an upgrade may change it). */
+	/**
+	 * Whether the server takes deliveryIntent, for this connection (an upgrade may change it):
+	 * its descriptor's `serverResolvedCommandContext`, else its answer to the probe.
+	 */
 	deliveryIntent: Promise<boolean> | null;
 }
 

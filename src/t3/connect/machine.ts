@@ -94,7 +94,8 @@ export function createMachine(
 	const machine: Machine = {
 		name: config.name,
 		url: base,
-		status: () => ({ ...link.status }),
+		// Not a copy: link.status is only ever replaced, never changed in place (link.ts).
+		status: () => link.status,
 		projects: shell.projects,
 		threads: shell.threads,
 		thread: shell.thread,
@@ -116,6 +117,14 @@ export function createMachine(
 						`${link.status.reason ?? `${label} is not online`} (waited ${timeoutMs} ms)`,
 					);
 				}
+				await nextState(link, remaining);
+			}
+		},
+		async settled(timeoutMs) {
+			const deadline = now() + timeoutMs;
+			while (link.status.state === "connecting") {
+				const remaining = deadline - now();
+				if (remaining <= 0) return;
 				await nextState(link, remaining);
 			}
 		},

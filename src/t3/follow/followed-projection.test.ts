@@ -53,6 +53,26 @@ describe("followed projection", () => {
 		expect(view.activity().status).toBe("completed");
 	});
 
+	test("its latest message: the newest with text, kept current as messages stream in", () => {
+		const view = createFollowedProjection(projection);
+		expect(view.latestMessage()).toMatchObject({ id: "m1", text: "hi" });
+		const message = (text: string, updatedAt: string) => ({
+			id: "a1",
+			threadId: "t1",
+			type: "message.updated",
+			payload: { id: "a1", runId: "r1", role: "assistant", text, updatedAt },
+		});
+		view.apply(message("", "2026-01-01T00:00:01Z") as never);
+		expect(view.latestMessage()?.id).toBe("m1");
+		view.apply(message("Working", "2026-01-01T00:00:02Z") as never);
+		expect(view.latestMessage()).toEqual({
+			id: "a1",
+			role: "assistant",
+			text: "Working",
+			updatedAt: "2026-01-01T00:00:02Z",
+		});
+	});
+
 	test("trimmed, it keeps the latest run, runs still going, pending requests and the thread's own rows", () => {
 		const view = createFollowedProjection(
 			decodeThreadProjection({

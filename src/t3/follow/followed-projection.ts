@@ -14,6 +14,7 @@ import { decodeThreadShell } from "../decode/shell.ts";
 import type { ThreadEvent } from "../decode/thread-stream.ts";
 import { type ThreadActivity, threadActivity } from "../derive/derive.ts";
 import {
+	type ConversationMessage,
 	type Run,
 	type RuntimeRequest,
 	TERMINAL_RUN_STATUSES,
@@ -78,6 +79,11 @@ export interface FollowedProjection {
 	apply(event: ThreadEvent): boolean;
 	projection(): ThreadProjection;
 	activity(): Activity;
+	/**
+	 * The newest message with text, as a shell's `latestVisibleMessage`: what a shell of the
+	 * newest T3 leaves null ("Thread detail owns message bodies", idx 70189692800).
+	 */
+	latestMessage(): ThreadShell["latestVisibleMessage"];
 	thread(): ThreadShell;
 	/** How many rows it holds: what keeping it costs, roughly. */
 	rowCount(): number;
@@ -111,6 +117,7 @@ export function createFollowedProjection(
 		if (typeof item.requestId === "string") withItem.add(item.requestId);
 	let cached: ThreadProjection | null = null;
 	let cachedActivity: Activity | null = null;
+	let cachedMessage: ThreadShell["latestVisibleMessage"] | undefined;
 	// Only the snapshot's other fields are kept: its lists live on as `rows`, and its derived
 	// timeline (`visibleTurnItems`, often as large as the rest) is not kept current, so it is
 	// left out rather than served stale (the connector reads `turnItems`).
@@ -156,6 +163,7 @@ export function createFollowedProjection(
 			}
 			cached = null;
 			cachedActivity = null;
+			cachedMessage = undefined;
 			return true;
 		},
 		projection() {
@@ -172,6 +180,25 @@ export function createFollowedProjection(
 			return cached;
 		},
 		activity,
+		latestMessage() {
+			if (cachedMessage !== undefined) return cachedMessage;
+			let newest: ConversationMessage | null = null;
+			for (const m of values<ConversationMessage>("messages"))
+				if (
+					m.text &&
+					(!newest || (m.updatedAt ?? "") >= (newest.updatedAt ?? ""))
+				)
+					newest = m;
+			cachedMessage = newest
+				? {
+						id: newest.id,
+						role: newest.role,
+						text: newest.text,
+						...(newest.updatedAt ? { updatedAt: newest.updatedAt } : {}),
+					}
+				: null;
+			return cachedMessage;
+		},
 		thread: () => thread,
 		trimToRecent() {
 			const runs = rows.get("runs") ?? new Map<string, Row>();
@@ -206,6 +233,7 @@ export function createFollowedProjection(
 			for (const id of withItem) if (!keptRequests.has(id)) withItem.delete(id);
 			cached = null;
 			cachedActivity = null;
+			cachedMessage = undefined;
 		},
 		rowCount: () => {
 			let n = 0;

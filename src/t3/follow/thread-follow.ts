@@ -188,6 +188,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 			return () => listeners.delete(listener);
 		},
 		ready: (timeoutMs) => inner.ready(timeoutMs),
+		settled: (timeoutMs) => inner.settled(timeoutMs),
 		start: () => inner.start(),
 		async stop() {
 			for (const f of [...followed.values()]) close(f, false);
@@ -247,6 +248,10 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 		},
 		serverConfig: () => inner.serverConfig(),
 		deliveryIntent: () => inner.deliveryIntent?.() ?? Promise.resolve(false),
+		followedMessage(threadId) {
+			const f = followed.get(threadId);
+			return f?.view && f.live ? f.view.latestMessage() : null;
+		},
 		openStream,
 		follow,
 		followStats: () => ({

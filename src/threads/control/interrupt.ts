@@ -1,17 +1,20 @@
 /**
- * `t3_interrupt`: `run.interrupt` on the thread's active run. By default queued follow-ups then
- * start in order (as on servers without queue holding, captures-v2 ws-busy.jsonl); with
- * `holdQueue` they wait for `queue.resume` (PROTOCOL.md §6.4, `resumeQueue` in queue.ts). It
- * reports the status T3 shows afterwards and never claims the run stopped before T3 says so
- * (OBSERVED.md §5.7: an interrupt can leave a run running).
+ * `t3_interrupt`: `run.interrupt` on the thread's run in flight, as T3's Stop picks it
+ * (stop-target.ts): never a `waiting` run, whose turn is over; with only background work left
+ * (the latest run settled, `pendingBackgroundTasks`), the latest run, which ends that work
+ * (idx 70174805780). By default queued follow-ups then start in order (as on servers without
+ * queue holding, captures-v2 ws-busy.jsonl); with `holdQueue` they wait for `queue.resume`
+ * (PROTOCOL.md §6.4, `resumeQueue` in queue.ts). It reports the status T3 shows afterwards and
+ * never claims the run stopped before T3 says so (OBSERVED.md §5.7: an interrupt can leave a run
+ * running).
  */
 import { latestRun } from "../../t3/derive/derive.ts";
-import { T3Error } from "../../t3/machine-api.ts";
 import {
-	BUSY_RUN_STATUSES,
-	type Run,
-	type ThreadProjection,
-} from "../../t3/model.ts";
+	projectionBackgroundTasks,
+	stopTarget,
+} from "../../t3/derive/stop-target.ts";
+import { T3Error } from "../../t3/machine-api.ts";
+import type { Run, ThreadProjection } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { locateThread, readDetail } from "../locate.ts";
@@ -49,15 +52,9 @@ export async function interrupt(
 	const located = await locateThread(deps, threadId);
 	const { projection } = await readDetail(located, true);
 	const shell = located.shell ?? projection.thread;
-	const active = shell.activeRunId
-		? projection.runs.find(
-				(r) => r.id === shell.activeRunId && r.status !== "queued",
-			)
-		: projection.runs
-				.filter((r) => BUSY_RUN_STATUSES.has(r.status) && r.status !== "queued")
-				.at(-1);
+	const target = stopTarget(projection, shell);
 	const queuedBefore = queuedRuns(projection);
-	if (!active) {
+	if (!target) {
 		const first = queuedBefore[0];
 		if (first) {
 			// Reporting success here would hide that the queued work is still there.
@@ -76,7 +73,7 @@ export async function interrupt(
 				queued: [] as QueuedRun[],
 				interrupted: false,
 			},
-			note: `Nothing to interrupt: thread "${threadId}" has no active run${latest ? ` (latest run is ${latest.status})` : ""}.`,
+			note: `Nothing to interrupt: thread "${threadId}" has no active run${latest ? ` (latest run is ${latest.status}${latest.status === "waiting" ? ": its turn is over and T3 is finishing it; t3_wait reports how it ended" : ""})` : ""}.`,
 		};
 	}
 	const command: Record<string, unknown> & {
@@ -86,7 +83,7 @@ export async function interrupt(
 		type: "run.interrupt",
 		commandId: deps.newId(),
 		threadId,
-		runId: active.id,
+		runId: target.run.id,
 		reason: "Interrupted through t3code-mcp",
 	};
 	// Only sent when asked: a server that holds by default would otherwise strand the queue.
@@ -103,7 +100,18 @@ export async function interrupt(
 		await located.entry.machine.dispatch({ ...plain, commandId: deps.newId() });
 	}
 	const after = (await located.entry.machine.getThread(threadId)).projection;
-	const run = after.runs.find((r) => r.id === active.id);
+	const run = after.runs.find((r) => r.id === target.run.id);
+	if (target.kind === "background")
+		return {
+			result: {
+				thread_id: threadId,
+				run_id: target.run.id,
+				run_status: run?.status ?? target.run.status,
+				queued: [] as QueuedRun[],
+				interrupted: true,
+			},
+			note: backgroundNote(target.run.id, target.tasks, projection, after),
+		};
 	// The runs that were queued behind it, as T3 shows them now (one may have started already).
 	const heldNow = new Set(
 		queuedRuns(after)
@@ -127,11 +135,28 @@ export async function interrupt(
 	return {
 		result: {
 			thread_id: threadId,
-			run_id: active.id,
-			run_status: run?.status ?? active.status,
+			run_id: target.run.id,
+			run_status: run?.status ?? target.run.status,
 			queued,
 			interrupted: true,
 		},
 		note,
 	};
+}
+
+/**
+ * What stopping a settled run's background work did, as the provider threads' rosters show it
+ * right after; work T3 lists only from the timeline is left to t3_thread to show.
+ */
+function backgroundNote(
+	runId: string,
+	tasks: number,
+	before: ThreadProjection,
+	after: ThreadProjection,
+): string {
+	const stopped = `Run ${runId} had already ended; T3 was asked to stop the ${tasks} background task${tasks === 1 ? "" : "s"} it left running`;
+	const listed = projectionBackgroundTasks(before).length;
+	const left = projectionBackgroundTasks(after).length;
+	if (listed > 0 && left === 0) return `${stopped}, and lists none now.`;
+	return `${stopped}; t3_thread shows what is left (background_tasks).`;
 }

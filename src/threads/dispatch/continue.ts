@@ -142,8 +142,8 @@ export async function continueThread(
 
 /**
  * Whether to let the server resolve a steer or restart (`deliveryIntent`): only when it is
- * asked for on a busy thread, and only as far as the server's answer to the probe says.
- * A probe that decided nothing falls back to the explicit modes for this dispatch.
+ * asked for on a busy thread, and only as far as the server says (its descriptor's flag, else
+ * its answer to the probe). A probe that decided nothing falls back to the explicit modes.
  */
 async function serverTakesIntent(
 	entry: FleetMachine,

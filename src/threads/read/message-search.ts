@@ -1,7 +1,8 @@
 /**
  * `t3_threads` `query` in message text: T3's `orchestration.searchThreads` on every online
- * machine that has it (RELEASED-0.1.md §3), bounded by a timeout. A machine without the RPC
- * (DEFECT) is remembered until it reconnects, so later queries cost it nothing; answers are kept
+ * machine that has it (RELEASED-0.1.md §3), bounded by a timeout: on servers whose shells carry
+ * no latest message (the newest T3) the only message text a query reaches. A machine without the
+ * RPC (DEFECT) is remembered until it reconnects, so later queries cost it nothing; answers are kept
  * until the machine's shell changes (a new message changes its thread), so paging through a
  * search, or repeating one, does not ask T3 again.
  */
@@ -50,6 +51,21 @@ function memoOf(machine: Machine): Memo {
 	return memo;
 }
 
+/**
+ * Whether the machine's thread shells carry their latest message, which `query` also matches:
+ * the newest T3 sends `latestVisibleMessage: null` on every shell ("Thread detail owns message
+ * bodies", idx 70189692800), so a thread that ran but has none says it does not. Read only
+ * when search cannot cover for it.
+ */
+function carriesMessages(machine: Machine): boolean {
+	let ran = false;
+	for (const thread of machine.threads()) {
+		if (thread.latestVisibleMessage) return true;
+		if (thread.latestRunId !== null) ran = true;
+	}
+	return !ran;
+}
+
 /** Per thread id, its newest matching message (T3 answers newest first). */
 function byThread(matches: SearchMatch[]): Map<string, MessageMatch> {
 	const out = new Map<string, MessageMatch>();
@@ -91,9 +107,22 @@ export async function searchMessages(
 	await Promise.all(
 		online.map(async (entry) => {
 			const { machine } = entry;
-			if (!machine.searchThreads) return;
 			const memo = memoOf(machine);
-			if (memo.unsupported) return;
+			// Titles and latest messages are matched locally; without those messages only titles
+			// are, and the caller should know.
+			const titlesOnly = () => {
+				if (!carriesMessages(machine))
+					unavailable.push({
+						machine: entry.config.name,
+						state: machine.status().state,
+						reason:
+							"its messages cannot be searched: this T3 server has no message search and its thread list carries no latest messages (only titles were searched there)",
+					});
+			};
+			if (!machine.searchThreads || memo.unsupported) {
+				titlesOnly();
+				return;
+			}
 			const kept = memo.answers.get(query);
 			if (kept && options.now() - kept.at < KEEP_MS) {
 				out.set(entry, kept.matches);
@@ -117,12 +146,13 @@ export async function searchMessages(
 				// (T3 refusing its text) leaves it on for the next.
 				if (isUnknownMethod(error)) {
 					memo.unsupported = true;
+					titlesOnly();
 					return;
 				}
 				unavailable.push({
 					machine: entry.config.name,
 					state: machine.status().state,
-					reason: `its message search did not answer (only titles and latest messages were searched there): ${error instanceof Error ? redact(error.message) : "unknown error"}`,
+					reason: `its message search did not answer (only titles${carriesMessages(machine) ? " and latest messages" : ""} were searched there): ${error instanceof Error ? redact(error.message) : "unknown error"}`,
 				});
 			}
 		}),

@@ -14,6 +14,7 @@ import {
 	runError,
 } from "../../t3/derive/derive.ts";
 import { NO_FAILURE, runFailure } from "../../t3/derive/run-failure.ts";
+import { projectionBackgroundTasks } from "../../t3/derive/stop-target.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
 import { placeShape } from "../dispatch/workspace.ts";
@@ -122,7 +123,11 @@ export async function readThread(
 			thread.pullRequests !== undefined ? thread : projection.thread,
 		),
 		snoozed_until: snoozedUntil(thread) ?? snoozedUntil(projection.thread),
-		background_tasks: backgroundTasks(located.shell ?? projection.thread),
+		// The projection's rosters are as new as the read; the shell shows them coalesced, later.
+		background_tasks: Math.max(
+			backgroundTasks(located.shell ?? projection.thread),
+			projectionBackgroundTasks(projection).length,
+		),
 		item,
 		watched: record ? record.watched === 1 : false,
 		origin: record?.origin ?? null,

@@ -1,6 +1,7 @@
 /** A thread's `state` and `pending` as `t3_threads` reports them (CONTRACT.md `t3_threads`). */
 
 import { questionKind } from "../../t3/derive/request-kinds.ts";
+import { shellBackgroundTasks } from "../../t3/derive/stop-target.ts";
 import { BUSY_RUN_STATUSES, type ThreadShell } from "../../t3/model.ts";
 
 export type ThreadState = "attention" | "active" | "settled";
@@ -33,10 +34,7 @@ export function threadState(thread: ThreadShell): ThreadState {
 
 /** Pending background work T3 reports for the thread (the held shell keeps only its count). */
 export function backgroundTasks(thread: ThreadShell): number {
-	if (typeof thread.backgroundTaskCount === "number")
-		return thread.backgroundTaskCount;
-	const tasks = thread.pendingBackgroundTasks;
-	return Array.isArray(tasks) ? tasks.length : 0;
+	return shellBackgroundTasks(thread);
 }
 
 /** Until when the thread is snoozed (ISO time), or null. */

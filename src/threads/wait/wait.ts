@@ -269,8 +269,12 @@ export function statusLine(
 	first: Pick<LocatedThread, "entry" | "threadId">,
 	elapsedS: number,
 ): string {
-	const shell = first.entry.machine.thread(first.threadId);
-	const last = shell?.latestVisibleMessage?.text?.split("\n")[0] ?? "";
+	const { machine } = first.entry;
+	const shell = machine.thread(first.threadId);
+	// The newest T3 sends shells without the message (idx 70189692800): the followed stream has it.
+	const latest =
+		shell?.latestVisibleMessage ?? machine.followedMessage?.(first.threadId);
+	const last = latest?.text?.split("\n")[0] ?? "";
 	return `${shell?.status ?? "unknown"}, ${Math.round(elapsedS)} s elapsed${last ? `; latest: ${capText(last, 120)}` : ""}`;
 }
 

@@ -4,18 +4,39 @@
  * follow-up, and retrying a run whose workspace preparation failed.
  */
 import { TERMINAL_RUN_STATUSES } from "../../../t3/model.ts";
+import { stopBackgroundTasks } from "../../agent/wake-run.ts";
 import { interruptRun } from "../../runs/run-lifecycle.ts";
 import type { CommandHandler } from "../engine-core.ts";
 import { retryPreparation } from "../preparation-retry.ts";
 import { editQueuedRun } from "../queued-run-edit.ts";
 import type { Row } from "../rows.ts";
 import { dropRun, holdQueuedRuns, startNextQueued } from "../run-queue.ts";
+import { pendingBackgroundWork, type ThreadState } from "../store.ts";
 import { attachmentRefs } from "./message-dispatch.ts";
+
+/** Whether `runId` is the thread's latest run, settled, with background work pending. */
+function settledWithBackgroundWork(thread: ThreadState, runId: string) {
+	const latest = thread.rows.runs.reduce<Row | undefined>(
+		(best, r) =>
+			best === undefined || (r.ordinal as number) > (best.ordinal as number)
+				? r
+				: best,
+		undefined,
+	);
+	return (
+		latest?.id === runId && pendingBackgroundWork(thread, latest).length > 0
+	);
+}
 
 export const RUN_COMMANDS: Record<string, CommandHandler> = {
 	"run.interrupt": (core, thread, c) => {
 		const runId = String(c.runId);
 		const h = core.handles.get(runId);
+		// T3's Stop with only background work left names the latest, settled run
+		// (`interruptThreadTurn`, idx 70174805780): the work it left ends, with no wake run.
+		// What the server writes for it is inferred; the shell then lists no such work.
+		if (!h && settledWithBackgroundWork(thread, runId))
+			return stopBackgroundTasks(core.kit, thread);
 		if (
 			!h ||
 			h.thread !== thread ||
