@@ -4,97 +4,17 @@
  * protocol) and are tracked by writing their rows into the state sqlite before start, as if
  * t3_watch had been called on each. Baseline: the same binary with one machine and no threads.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../test/helpers/process.ts";
 import { config } from "./lib/config.ts";
 import { type Fleet, startFleet } from "./lib/fleet.ts";
 import { cpuSeconds, peakRssMb, rssMb } from "./lib/proc.ts";
 import type { SimRef } from "./lib/rpc.ts";
-import { allOnline, BINARY, tempDir, until } from "./lib/server.ts";
+import { tempDir } from "./lib/server.ts";
 import { trackThreads } from "./lib/state.ts";
 import { fmtSummary, summarize } from "./lib/stats.ts";
 import { type Row, ratio } from "./lib/table.ts";
-
-function writeConfig(dir: string, machines: SimRef[]): Record<string, string> {
-	const env: Record<string, string> = {};
-	const lines: string[] = [];
-	for (const m of machines) {
-		const tokenEnv = `T3_${m.name.toUpperCase()}_TOKEN`;
-		env[tokenEnv] = m.token;
-		lines.push(
-			`[machines.${m.name}]`,
-			`url = "${m.url}"`,
-			`token_env = "${tokenEnv}"`,
-			'projects = ["*"]',
-			'model = "claudeAgent/claude-opus-5"',
-			"",
-		);
-	}
-	writeFileSync(join(dir, "t3code.toml"), lines.join("\n"));
-	return env;
-}
-
-interface Started {
-	proc: ReturnType<typeof Bun.spawn>;
-	url: string;
-	startMs: number;
-	onlineMs: number;
-}
-
-/** Spawn → first /healthz 200 (polled every ms) → every machine online (polled every 5 ms). */
-async function startTimed(
-	dir: string,
-	statePath: string,
-	machines: SimRef[],
-): Promise<Started> {
-	const port = await freePort();
-	const env = {
-		PATH: process.env.PATH ?? "",
-		HOME: dir,
-		T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
-		T3CODE_MCP_STATE: statePath,
-		T3CODE_MCP_HOST: "127.0.0.1",
-		T3CODE_MCP_PORT: String(port),
-		T3CODE_MCP_LOG_LEVEL: "error",
-		...writeConfig(dir, machines),
-	};
-	const url = `http://127.0.0.1:${port}`;
-	const t0 = performance.now();
-	const proc = Bun.spawn([BINARY, "serve"], {
-		cwd: dir,
-		env,
-		stdout: "ignore",
-		stderr: "inherit",
-	});
-	await until(
-		async () => {
-			if (proc.exitCode !== null)
-				throw new Error(`server exited with ${proc.exitCode}`);
-			return fetch(`${url}/healthz`).then(
-				(r) => r.status === 200,
-				() => false,
-			);
-		},
-		15_000,
-		"/healthz",
-		1,
-	);
-	const startMs = performance.now() - t0;
-	await until(() => allOnline(url), 60_000, "every machine online", 5);
-	return { proc, url, startMs, onlineMs: performance.now() - t0 };
-}
-
-async function stopProc(proc: Started["proc"]): Promise<void> {
-	proc.kill("SIGTERM");
-	if (
-		(await Promise.race([proc.exited, Bun.sleep(5_000).then(() => null)])) ===
-		null
-	) {
-		proc.kill("SIGKILL");
-		await proc.exited;
-	}
-}
+import { startTimed, stopProc } from "./lib/timed-start.ts";
 
 async function idleCpuPercent(pid: number, seconds: number): Promise<number> {
 	const c0 = cpuSeconds(pid);

@@ -12,6 +12,7 @@ import { ensureBinary, ROOT } from "./lib/server.ts";
 import { type Row, renderTable } from "./lib/table.ts";
 import { benchLoad } from "./load.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchScale } from "./scale.ts";
 import { benchTasks } from "./tasks.ts";
 import { benchThreads } from "./threads.ts";
 import { benchThroughput } from "./throughput.ts";
@@ -19,6 +20,7 @@ import { benchWake } from "./wake.ts";
 
 type Bench = () => Promise<{ rows: Row[]; raw: Record<string, unknown> }>;
 
+/** Run by default; `scale` only when `BENCH_ONLY` names it (minutes of thread creation). */
 const BENCHES: [string, Bench][] = [
 	["wake", benchWake],
 	["tasks", benchTasks],
@@ -29,13 +31,17 @@ const BENCHES: [string, Bench][] = [
 	["load", benchLoad],
 	["threads", benchThreads],
 ];
+const OPT_IN: [string, Bench][] = [["scale", benchScale]];
 
 const started = performance.now();
 const binary = ensureBinary(config.rebuild);
 const rows: Row[] = [];
 const results: Record<string, unknown> = {};
-for (const [name, bench] of BENCHES) {
-	if (config.only && !config.only.includes(name)) continue;
+for (const [name, bench] of [...BENCHES, ...OPT_IN]) {
+	if (
+		config.only ? !config.only.includes(name) : OPT_IN.some(([n]) => n === name)
+	)
+		continue;
 	const t0 = performance.now();
 	process.stderr.write(`bench ${name}…\n`);
 	try {
@@ -44,6 +50,7 @@ for (const [name, bench] of BENCHES) {
 		results[name] = {
 			...out.raw,
 			rows: out.rows,
+			ran: new Date().toISOString(),
 			seconds: Math.round((performance.now() - t0) / 100) / 10,
 		};
 	} catch (error) {
@@ -64,8 +71,24 @@ for (const [name, bench] of BENCHES) {
 	);
 }
 
-const table = renderTable(rows);
-console.log(table);
+console.log(renderTable(rows));
+// A subset run (BENCH_ONLY) replaces only its own benches' figures: the others stay as the last
+// run that measured them left them (each says when: `ran`), so `BENCH_ONLY=scale` does not wipe
+// the full run's figures.
+const previous = await Bun.file(new URL("results.json", import.meta.url))
+	.json()
+	.then((v: { results?: Record<string, unknown> }) => v.results ?? {})
+	.catch(() => ({}) as Record<string, unknown>);
+for (const [name] of [...BENCHES, ...OPT_IN])
+	if (!(name in results) && name in previous) results[name] = previous[name];
+const ordered = Object.fromEntries(
+	[...BENCHES, ...OPT_IN]
+		.map(([name]) => [name, results[name]] as const)
+		.filter(([, v]) => v !== undefined),
+);
+const table = renderTable(
+	Object.values(ordered).flatMap((r) => (r as { rows?: Row[] }).rows ?? []),
+);
 const machine = {
 	nproc: navigator.hardwareConcurrency,
 	cpu: cpus()[0]?.model,
@@ -81,7 +104,7 @@ const machine = {
 };
 // Formatted as biome formats it, so `biome check .` (CI) still passes after a run; a run's
 // figures are never lost to a missing formatter.
-const written = { machine, table, results };
+const written = { machine, table, results: ordered };
 let text: string;
 try {
 	text = resultsText(written);

@@ -27,6 +27,11 @@ export const config = {
 	healthzSamples: num("BENCH_HEALTHZ_N", 200, 40),
 	scaleMachines: num("BENCH_MACHINES", 50, 50),
 	scaleThreads: num("BENCH_THREADS", 10_000, 2_000),
+	/** The scale bench's largest size (its others are fractions of it: bench/scale.ts). */
+	scaleTopMachines: num("BENCH_MACHINES", 500, 100),
+	scaleTopThreads: num("BENCH_THREADS", 100_000, 10_000),
+	scaleStarts: num("BENCH_SCALE_STARTS", 3, 1),
+	scaleSamples: num("BENCH_SCALE_N", 100, 20),
 	idleCpuS: num("BENCH_IDLE_S", 10, 3),
 	startRuns: num("BENCH_START_N", 5, 2),
 	throughputS: num("BENCH_THROUGHPUT_S", 60, 5),

@@ -8,23 +8,42 @@ const snapshot: ShellChange = { kind: "snapshot", sequence: 1 };
 const synchronized: ShellChange = { kind: "synchronized", sequence: 1 };
 const microtasks = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function setup() {
+function setup(checkEvery = 1) {
 	const { fleet, emit } = fakeFleetOf({});
 	const clock = createManualClock();
 	let collections = 0;
+	// A heap that grows 10 MB with every snapshot or catch-up and shrinks to 50 MB when collected.
+	let heap = 50;
+	let reads = 0;
 	const stop = collectDuringBursts(fleet, {
 		collect: () => {
 			collections += 1;
+			heap = 50;
 		},
-		every: 3,
+		heapSize: () => {
+			reads += 1;
+			return heap * 2 ** 20;
+		},
+		checkEvery,
+		growthBytes: 25 * 2 ** 20,
 		quietMs: 1_000,
 		setTimer: (fn, ms) => clock.setTimer(fn, ms),
 	});
-	return { emit, clock, stop, collections: () => collections };
+	const grow = (change: ShellChange) => {
+		heap += 10;
+		emit(change);
+	};
+	return {
+		emit: grow,
+		clock,
+		stop,
+		collections: () => collections,
+		reads: () => reads,
+	};
 }
 
 describe("collectDuringBursts", () => {
-	it("collects after every few snapshots and catch-ups, after the current task", async () => {
+	it("collects once the heap has grown enough over snapshots and catch-ups, after the current task", async () => {
 		const { emit, collections } = setup();
 		emit(snapshot);
 		emit(synchronized);
@@ -35,9 +54,29 @@ describe("collectDuringBursts", () => {
 		expect(collections()).toBe(0);
 		await microtasks();
 		expect(collections()).toBe(1);
-		for (let i = 0; i < 6; i++) emit(i % 2 ? synchronized : snapshot);
-		await microtasks();
+		// Snapshots arrive on tasks of their own; within one task a single collection is queued.
+		for (let i = 0; i < 6; i++) {
+			emit(i % 2 ? synchronized : snapshot);
+			await microtasks();
+		}
 		expect(collections()).toBe(3);
+		emit(snapshot);
+		emit(snapshot);
+		emit(snapshot);
+		await microtasks();
+		expect(collections()).toBe(4);
+	});
+
+	it("reads the heap's size only at every few changes (the read is not free)", async () => {
+		const { emit, collections, reads } = setup(4);
+		const before = reads();
+		for (let i = 0; i < 3; i++) emit(snapshot);
+		await microtasks();
+		expect(reads() - before).toBe(0);
+		expect(collections()).toBe(0);
+		emit(snapshot);
+		await microtasks();
+		expect(collections()).toBe(1);
 	});
 
 	it("collects once when the burst is over, and never for other changes", async () => {

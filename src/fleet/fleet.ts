@@ -51,7 +51,14 @@ export interface Fleet {
 	stop(): Promise<void>;
 }
 
-const START_STAGGER_MS = 10;
+/**
+ * Machines connecting at once at start. Each connect is a few HTTP reads, a socket and a
+ * shell snapshot; unbounded, 500 of them land together (and 500 unreachable ones would hold
+ * 500 sockets and timers at once). A slot is freed as soon as its machine is online or its
+ * first attempt failed, or after `START_SLOT_MS` for one that hangs (it keeps trying alone).
+ */
+const START_CONCURRENCY = 32;
+const START_SLOT_MS = 5_000;
 
 type StoredPlace = Parameters<Fleet["allowsRecord"]>[0];
 
@@ -113,7 +120,8 @@ export function createFleet(
 		};
 	});
 	const byName = new Map(entries.map((e) => [e.config.name, e]));
-	const starts: ReturnType<typeof setTimeout>[] = [];
+	const allowedOf = new WeakMap<ProjectShell[], ProjectShell[]>();
+	let starting = false;
 
 	const project = (entry: FleetMachine, projectId: string) => {
 		const found = entry.machine.projects().find((p) => p.id === projectId);
@@ -124,8 +132,16 @@ export function createFleet(
 		list: () => entries,
 		get: (name) => byName.get(name),
 		names: () => entries.map((e) => e.config.name),
-		projects: (entry) =>
-			entry.machine.projects().filter((p) => entry.allows(p)),
+		projects: (entry) => {
+			// Filtered once per project list (a machine's shell keeps one until a project changes).
+			const all = entry.machine.projects();
+			let allowed = allowedOf.get(all);
+			if (!allowed) {
+				allowed = all.filter((p) => entry.allows(p));
+				allowedOf.set(all, allowed);
+			}
+			return allowed;
+		},
 		project,
 		allowsRecord(record) {
 			const entry = byName.get(record.machine);
@@ -133,17 +149,18 @@ export function createFleet(
 		},
 		locate: (threadId) => locateIn(entries, project, threadId),
 		start() {
-			// Staggered, so fifty machines' snapshots and catch-ups do not all land at once.
-			entries.forEach((e, i) => {
-				if (i === 0) e.machine.start();
-				else
-					starts.push(
-						setTimeout(() => e.machine.start(), i * START_STAGGER_MS),
-					);
-			});
+			starting = true;
+			let next = 0;
+			const startNext = (): void => {
+				const entry = starting ? entries[next++] : undefined;
+				if (!entry) return;
+				entry.machine.start();
+				void entry.machine.settled(START_SLOT_MS).then(startNext, startNext);
+			};
+			for (let i = 0; i < START_CONCURRENCY; i++) startNext();
 		},
 		async stop() {
-			for (const timer of starts.splice(0)) clearTimeout(timer);
+			starting = false;
 			await Promise.all(entries.map((e) => e.machine.stop()));
 		},
 	};

@@ -197,6 +197,8 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	) STRICT;
 	CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);`,
 	addClients,
+	// t3_threads asks which machines have vanished threads on every listing: only those rows.
+	"CREATE INDEX IF NOT EXISTS threads_missing_by_machine ON threads(machine) WHERE watched = 0 AND last_status = 'missing';",
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */

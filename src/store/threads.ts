@@ -81,6 +81,9 @@ export function createThreadStore(
 	const markMissing = db.query(
 		"UPDATE threads SET watched = 0, last_status = 'missing', updated_at = $now WHERE thread_id = $id",
 	);
+	const missingMachines = db.query<{ machine: string }, []>(
+		"SELECT DISTINCT machine FROM threads WHERE watched = 0 AND last_status = 'missing'",
+	);
 	const missingOn = db.query<ThreadRecord, { machine: string }>(
 		"SELECT * FROM threads WHERE machine = $machine AND watched = 0 AND last_status = 'missing'",
 	);
@@ -162,6 +165,12 @@ export function createThreadStore(
 		markMissing: (id: string, now: number) => {
 			markMissing.run({ id, now });
 		},
+		/**
+		 * The machines with records marked missing: one read (an index of only those rows) for a
+		 * listing of every machine, instead of one per machine.
+		 */
+		machinesWithMissing: (): Set<string> =>
+			new Set(missingMachines.all().map((r) => r.machine)),
 		/** The records on one machine marked missing, not hidden. */
 		missingOn: (machine: string): ThreadRecord[] =>
 			missingOn.all({ machine }).filter(perProject(visible)),

@@ -14,6 +14,7 @@
  * Masking twice changes nothing.
  */
 import type { AppConfig } from "../config/types.ts";
+import { createGramIndex, type GramIndex } from "./gram-index.ts";
 
 export const MASK = "[redacted]";
 /** Shorter values are not masked: too likely to occur by chance in ordinary text. */
@@ -34,6 +35,16 @@ let ordered: string[] = [];
  */
 let jsonPieces: string[] = [];
 let longest = 0;
+/** Position in `ordered`: candidates are tried in the order the full loop would try them. */
+let rank = new Map<string, number>();
+// One pass over a text finds the few secrets worth trying (gram-index.ts), so the cost of a
+// masked text does not grow with the number of machines.
+let byStart: GramIndex<string> = createGramIndex(MIN_SECRET_LENGTH, []);
+let byHead: GramIndex<string> = createGramIndex(MIN_PIECE, []);
+let byTail: GramIndex<string> = createGramIndex(MIN_PIECE, []);
+let byJsonPiece: GramIndex<string> = createGramIndex(MIN_PIECE, []);
+/** Secrets holding the mask itself: a replacement could make them appear, so always tried. */
+let holdingMask: string[] = [];
 
 /**
  * Adds values to mask from now on (machine tokens, `T3CODE_MCP_TOKEN`, hook token and secret).
@@ -62,6 +73,64 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
 			forms.flatMap((s) => [s.slice(0, MIN_PIECE), s.slice(-MIN_PIECE)]),
 		),
 	];
+	rank = new Map(ordered.map((s, i) => [s, i]));
+	byStart = createGramIndex(
+		MIN_SECRET_LENGTH,
+		ordered.map((s) => [s.slice(0, MIN_SECRET_LENGTH), s]),
+	);
+	byHead = createGramIndex(
+		MIN_PIECE,
+		ordered.map((s) => [s.slice(0, MIN_PIECE), s]),
+	);
+	byTail = createGramIndex(
+		MIN_PIECE,
+		ordered.map((s) => [s.slice(-MIN_PIECE), s]),
+	);
+	byJsonPiece = createGramIndex(
+		MIN_PIECE,
+		jsonPieces.map((p) => [p, p]),
+	);
+	holdingMask = ordered.filter((s) => s.includes(MASK));
+}
+
+/**
+ * `apply(text, secret)` for every secret in `ordered` order, as a loop over all of them would,
+ * but only for the secrets `find` says may touch the text: a secret it does not name leaves the
+ * text as it is, and after each change the candidates are found again in the new text.
+ */
+function sweep(
+	text: string,
+	find: (text: string) => Set<string>,
+	apply: (text: string, secret: string) => string,
+): string {
+	let out = text;
+	let after = -1;
+	for (;;) {
+		const found = find(out);
+		for (const s of holdingMask) found.add(s);
+		let next: string | undefined;
+		let nextRank = Number.POSITIVE_INFINITY;
+		for (const s of found) {
+			const r = rank.get(s) as number;
+			if (r > after && r < nextRank) {
+				next = s;
+				nextRank = r;
+			}
+		}
+		if (next === undefined) return out;
+		after = nextRank;
+		out = apply(out, next);
+	}
+}
+
+/** Secrets that may occur whole in the text. */
+const wholeIn = (text: string) => byStart.candidates(text);
+
+/** Secrets whose beginning may end the text or whose end may start it (5+ characters). */
+function edgesIn(text: string): Set<string> {
+	const found = byHead.candidates(text, Math.max(0, text.length - longest));
+	for (const s of byTail.candidates(text, 0, longest)) found.add(s);
+	return found;
 }
 
 /**
@@ -116,10 +185,9 @@ function decoded(text: string): string {
  */
 export function maskSecrets(text: string): string {
 	if (ordered.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
-	let out = text;
-	for (const secret of ordered)
-		if (out.includes(secret)) out = out.replaceAll(secret, MASK);
-	return out;
+	return sweep(text, wholeIn, (out, secret) =>
+		out.includes(secret) ? out.replaceAll(secret, MASK) : out,
+	);
 }
 
 /**
@@ -130,9 +198,7 @@ export function maskSecrets(text: string): string {
  */
 export function maskPieces(text: string): string {
 	if (ordered.length === 0 || text.length < MIN_PIECE) return text;
-	let out = maskSecrets(text);
-	for (const secret of ordered) out = maskEdges(out, secret);
-	return out;
+	return sweep(maskSecrets(text), edgesIn, maskEdges);
 }
 
 /** A piece of `secret` ending the text (its beginning) or starting it (its end), masked. */
@@ -175,12 +241,10 @@ function maskCutPieces(text: string): string {
 	if (!text.includes("…") && !text.includes("...")) return text;
 	const parts = text.split(ELLIPSIS);
 	for (let i = 0; i < parts.length; i += 2) {
-		let part = parts[i] as string;
-		for (const secret of ordered) {
-			if (i + 1 < parts.length) part = maskTail(part, secret);
-			if (i > 0) part = maskHead(part, secret);
-		}
-		parts[i] = part;
+		parts[i] = sweep(parts[i] as string, edgesIn, (part, secret) => {
+			const cut = i + 1 < parts.length ? maskTail(part, secret) : part;
+			return i > 0 ? maskHead(cut, secret) : cut;
+		});
 	}
 	return parts.join("");
 }
@@ -303,7 +367,8 @@ function deep(value: unknown, depth: number): unknown {
  * `includes` over the text per secret; `maskDeep` then decides exactly).
  */
 export function mayHoldSecret(json: string): boolean {
-	for (const piece of jsonPieces) if (json.includes(piece)) return true;
+	for (const piece of byJsonPiece.candidates(json))
+		if (json.includes(piece)) return true;
 	return false;
 }
 
@@ -347,4 +412,7 @@ export function clearSecretsForTest(): void {
 	ordered = [];
 	jsonPieces = [];
 	longest = 0;
+	rank = new Map();
+	holdingMask = [];
+	byStart = byHead = byTail = byJsonPiece = createGramIndex(MIN_PIECE, []);
 }

@@ -143,6 +143,7 @@ export function compactThreadShell(thread: ThreadShell): ThreadShell {
 				updatedAt: message.updatedAt,
 			}
 		: null;
+	shareHeld(out);
 	return out as ThreadShell;
 }
 
@@ -176,6 +177,36 @@ function keptPullRequest(raw: unknown): Json | undefined {
 	return kept;
 }
 
+/** Distinct model selections held, shared by every thread that uses one (a fleet has few). */
+const heldSelections = new Map<string, unknown>();
+const MAX_HELD_SELECTIONS = 1_024;
+
+/**
+ * Held shells share equal values instead of keeping a copy per thread (100 000 threads hold a
+ * handful of model selections), and a fork lineage naming the thread itself reuses its id.
+ */
+function shareHeld(out: Record<string, unknown>): void {
+	const selection = out.modelSelection as Record<string, unknown> | null;
+	if (isRecord(selection)) {
+		const keys = Object.keys(selection);
+		const key =
+			keys.length === 2 && "instanceId" in selection && "model" in selection
+				? `${selection.instanceId}\u0000${selection.model}`
+				: JSON.stringify(selection);
+		const held = heldSelections.get(key);
+		if (held) out.modelSelection = held;
+		else if (heldSelections.size < MAX_HELD_SELECTIONS)
+			heldSelections.set(key, selection);
+	}
+	const lineage = out.lineage;
+	if (
+		isRecord(lineage) &&
+		lineage.rootThreadId === out.id &&
+		Object.keys(lineage).length === 1
+	)
+		out.lineage = { rootThreadId: out.id };
+}
+
 /**
  * `compactThreadShell(decodeThreadShell(raw))` without the full copy in between: a snapshot
  * decodes thousands of threads at once, and every full copy is garbage a moment later.
@@ -198,6 +229,7 @@ export function decodeHeldThreadShell(raw: unknown): ThreadShell {
 					updatedAt: lvm.updatedAt,
 				}
 			: null;
+	shareHeld(out);
 	return out as ThreadShell;
 }
 

@@ -36,6 +36,15 @@ export function createShellMirror(
 	const threads = new Map<string, ThreadShell>();
 	let lastSeq = 0;
 	let haveState = false;
+	/**
+	 * `projects()` as one array until a project changes: every listing asks each machine for
+	 * its projects, and one array per ask of 500 machines was a listing's largest cost.
+	 */
+	let projectList: ProjectShell[] | undefined;
+	const setProject = (project: ProjectShell) => {
+		projects.set(project.id, project);
+		projectList = undefined;
+	};
 
 	function upsertThread(thread: ThreadShell, sequence: number): void {
 		const previous = threads.get(thread.id);
@@ -62,7 +71,8 @@ export function createShellMirror(
 			upsertThread(thread, seq);
 		}
 		projects.clear();
-		for (const p of snap.projects) projects.set(p.id, p);
+		projectList = undefined;
+		for (const p of snap.projects) setProject(p);
 		// Authoritative: even a lower sequence wins (the server's store may have been reset).
 		lastSeq = seq;
 		haveState = true;
@@ -70,21 +80,22 @@ export function createShellMirror(
 	}
 
 	return {
-		projects: () => [...projects.values()],
+		projects: () => {
+			projectList ??= [...projects.values()];
+			return projectList;
+		},
 		threads: () => [...threads.values()],
 		thread: (id) => threads.get(id),
 		sequence: () => lastSeq,
 		hasState: () => haveState,
-		noteProject: (project) => {
-			projects.set(project.id, project);
-		},
+		noteProject: setProject,
 		applySnapshot,
 		apply(item) {
 			if (item.kind === "snapshot") {
 				const snap = item.snapshot;
 				if (item.resolvedRepositoryIdentityRoots) {
 					// Metadata-only refresh: re-enriched projects; its empty thread list means nothing.
-					for (const p of snap.projects) projects.set(p.id, p);
+					for (const p of snap.projects) setProject(p);
 					return;
 				}
 				applySnapshot(snap);
@@ -95,10 +106,11 @@ export function createShellMirror(
 			lastSeq = item.sequence;
 			switch (item.kind) {
 				case "project.updated":
-					projects.set(item.project.id, item.project);
+					setProject(item.project);
 					return;
 				case "project.removed":
 					projects.delete(item.projectId);
+					projectList = undefined;
 					return;
 				case "thread.updated":
 					// Pre-release servers announce archiving as an update in the archive (OBSERVED §6.6 #30).

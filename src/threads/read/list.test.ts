@@ -90,6 +90,7 @@ function fakeDeps(
 			get: () => undefined,
 			getMany: () => new Map(),
 			missingOn: () => [],
+			machinesWithMissing: () => new Set(),
 		},
 	} as unknown as ThreadDeps;
 	/** Replaces a thread on a machine and tells the listing, as a shell update would. */

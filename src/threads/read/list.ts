@@ -115,8 +115,10 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		sources.push(source);
 	}
 	// Tracked threads their machine lost: listed as missing, not left out.
-	if (!archived)
+	if (!archived) {
+		const withMissing = deps.threads.machinesWithMissing();
 		for (const entry of online) {
+			if (!withMissing.has(entry.config.name)) continue;
 			const vanished = vanishedListing(deps, entry, filters.project);
 			if (!vanished) continue;
 			const source: Source = { entry, ...vanished, index: 0 };
@@ -126,6 +128,7 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 			source.index = nextMatch(source, from, filter);
 			sources.push(source);
 		}
+	}
 	if (!projectSeen) {
 		throw new ThreadError(
 			`project: no project "${filters.project}" (id, title or path) on any online machine this connector may use. Call t3_projects to list a machine's projects.`,

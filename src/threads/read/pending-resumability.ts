@@ -63,11 +63,11 @@ function toolCallWaiters(list: Listing): number[] {
  * Reads the capability of every listable pending client tool call not known yet (one read
  * per request, in parallel); a read that fails leaves it unknown (listed as `active`, as before).
  */
-export async function learnPendingToolCalls(
+export function learnPendingToolCalls(
 	machine: Machine,
 	list: Listing,
 	listable: (thread: ThreadShell) => boolean,
-): Promise<void> {
+): Promise<unknown> | undefined {
 	const unknown = toolCallWaiters(list)
 		.map((i) => list.threads[i] as ThreadShell)
 		.filter(
@@ -76,7 +76,9 @@ export async function learnPendingToolCalls(
 				listable(t) &&
 				knownNotResumable(machine, t) === undefined,
 		);
-	await Promise.all(
+	// Nothing to read (nearly always): no promise per machine of a large fleet.
+	if (unknown.length === 0) return undefined;
+	return Promise.all(
 		unknown.map(async (thread) => {
 			const id = pendingToolCall(thread) as string;
 			const hasRow = (p: { runtimeRequests: { id: string }[] }) =>

@@ -1,0 +1,242 @@
+/**
+ * 8. Scale: the cost curve of one instance. At three sizes (by default 50 / 10 000, 200 / 50 000
+ * and 500 / 100 000 machines / threads; `BENCH_MACHINES` / `BENCH_THREADS` set the largest, the
+ * others are a tenth and two fifths of its machines, a tenth and half of its threads) the
+ * compiled binary starts on a state file tracking every thread (as footprint does), is timed to
+ * every machine online `BENCH_SCALE_STARTS` times, then answers `t3_machines` and `t3_threads`
+ * (first page, query, next page) through MCP. The slope is solved from the three sizes:
+ * RSS = base + per machine × machines + per thread × threads, and `t3_threads` growth per
+ * 10 000 threads. Selected with `BENCH_ONLY=scale`; not part of the default run (it takes
+ * minutes of thread creation alone).
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { config } from "./lib/config.ts";
+import { startFleet } from "./lib/fleet.ts";
+import { call, connectMcp } from "./lib/mcp.ts";
+import { peakRssMb, rssMb } from "./lib/proc.ts";
+import { tempDir } from "./lib/server.ts";
+import { trackThreads } from "./lib/state.ts";
+import { fmtSummary, type Summary, summarize } from "./lib/stats.ts";
+import type { Row } from "./lib/table.ts";
+import { startTimed, stopProc } from "./lib/timed-start.ts";
+
+export interface SizeResult {
+	machines: number;
+	threads: number;
+	online: Summary;
+	rssSettledMb: number;
+	rssPeakMb: number;
+	t3Machines: Summary;
+	first: Summary;
+	query: Summary;
+	next: Summary;
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+	const t0 = performance.now();
+	await fn();
+	return performance.now() - t0;
+}
+
+async function measureSize(
+	machineCount: number,
+	threadCount: number,
+): Promise<SizeResult> {
+	process.stderr.write(
+		`  scale ${machineCount} machines, ${threadCount} threads…\n`,
+	);
+	const fleet = await startFleet(machineCount, threadCount);
+	const dir = tempDir();
+	const statePath = join(dir, "state.sqlite");
+	try {
+		trackThreads(statePath, fleet.threads);
+		const onlines: number[] = [];
+		for (let i = 0; i < config.scaleStarts - 1; i++) {
+			const s = await startTimed(dir, statePath, fleet.machines);
+			onlines.push(s.onlineMs);
+			await stopProc(s.proc);
+		}
+		const s = await startTimed(dir, statePath, fleet.machines);
+		onlines.push(s.onlineMs);
+		const client = await connectMcp(`${s.url}/mcp`);
+		try {
+			const first = await call<{ threads: unknown[]; next_cursor: string }>(
+				client,
+				"t3_threads",
+				{ limit: 50 },
+			);
+			if (first.threads.length !== Math.min(50, threadCount))
+				throw new Error(`t3_threads listed ${first.threads.length} threads`);
+			const steps = {
+				t3Machines: () => call(client, "t3_machines"),
+				first: () => call(client, "t3_threads", { limit: 50 }),
+				query: () =>
+					call(client, "t3_threads", { query: "thread 17", limit: 50 }),
+				next: () => call(client, "t3_threads", { cursor: first.next_cursor }),
+			};
+			const samples = Object.fromEntries(
+				Object.keys(steps).map((k) => [k, [] as number[]]),
+			) as Record<keyof typeof steps, number[]>;
+			for (let i = 0; i < 20; i++)
+				for (const step of Object.values(steps)) await step(); // warm-up
+			for (let i = 0; i < config.scaleSamples; i++)
+				for (const [name, step] of Object.entries(steps))
+					samples[name as keyof typeof steps].push(await timed(step));
+			return {
+				machines: machineCount,
+				threads: threadCount,
+				online: summarize(onlines),
+				rssSettledMb: rssMb(s.proc.pid),
+				rssPeakMb: peakRssMb(s.proc.pid),
+				t3Machines: summarize(samples.t3Machines),
+				first: summarize(samples.first),
+				query: summarize(samples.query),
+				next: summarize(samples.next),
+			};
+		} finally {
+			await client.close().catch(() => {});
+			await stopProc(s.proc);
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+		await fleet.stop();
+	}
+}
+
+/** Solves a 3×3 linear system (Cramer's rule); null when the sizes do not pin it down. */
+function solve3(a: number[][], b: number[]): number[] | null {
+	const det = (m: number[][]) => {
+		const x = (i: number, j: number) => m[i]?.[j] ?? 0;
+		return (
+			x(0, 0) * (x(1, 1) * x(2, 2) - x(1, 2) * x(2, 1)) -
+			x(0, 1) * (x(1, 0) * x(2, 2) - x(1, 2) * x(2, 0)) +
+			x(0, 2) * (x(1, 0) * x(2, 1) - x(1, 1) * x(2, 0))
+		);
+	};
+	const d = det(a);
+	if (Math.abs(d) < 1e-9) return null;
+	return [0, 1, 2].map(
+		(col) =>
+			det(a.map((row, i) => row.map((x, j) => (j === col ? (b[i] ?? 0) : x)))) /
+			d,
+	);
+}
+
+/** Memory per machine and per thread (KB), and how `t3_threads` grows, from the sizes. */
+export function costCurve(sizes: SizeResult[]) {
+	const fit =
+		sizes.length === 3
+			? solve3(
+					sizes.map((s) => [1, s.machines, s.threads]),
+					sizes.map((s) => s.rssSettledMb * 1024),
+				)
+			: null;
+	const p50s = sizes.flatMap((s) => [s.first.p50, s.query.p50, s.next.p50]);
+	const small = sizes[0];
+	const large = sizes.at(-1);
+	const per10k = (pick: (s: SizeResult) => number) =>
+		small && large && large.threads > small.threads
+			? Math.round(
+					((pick(large) - pick(small)) /
+						((large.threads - small.threads) / 10_000)) *
+						1000,
+				) / 1000
+			: null;
+	return {
+		baseKb: fit ? Math.round(fit[0] ?? 0) : null,
+		perMachineKb: fit ? Math.round((fit[1] ?? 0) * 10) / 10 : null,
+		perThreadKb: fit ? Math.round((fit[2] ?? 0) * 1000) / 1000 : null,
+		/** Largest ÷ smallest `t3_threads` p50 over every size and kind of page. */
+		threadsSpread:
+			Math.round((Math.max(...p50s) / Math.min(...p50s)) * 100) / 100,
+		firstMsPer10kThreads: per10k((s) => s.first.p50),
+		queryMsPer10kThreads: per10k((s) => s.query.p50),
+	};
+}
+
+export function scaleSizes(): [number, number][] {
+	const m = config.scaleTopMachines;
+	const t = config.scaleTopThreads;
+	return [
+		[Math.max(1, Math.round(m / 10)), Math.round(t / 10)],
+		[Math.max(1, Math.round((m * 2) / 5)), Math.round(t / 2)],
+		[m, t],
+	];
+}
+
+export async function benchScale(): Promise<{
+	rows: Row[];
+	raw: Record<string, unknown>;
+}> {
+	const sizes: SizeResult[] = [];
+	for (const [m, t] of scaleSizes()) sizes.push(await measureSize(m, t));
+	const curve = costCurve(sizes);
+	const top = sizes.at(-1) as SizeResult;
+	const at = (s: SizeResult) => `${s.machines} / ${s.threads}`;
+	const sizeRows: Row[] = sizes.map((s) => ({
+		figure: `8. scale ${at(s)}: RSS, t3_threads p50`,
+		value: `RSS settled ${s.rssSettledMb} MB, peak ${s.rssPeakMb} MB; t3_threads first ${s.first.p50.toFixed(2)} / query ${s.query.p50.toFixed(2)} / next ${s.next.p50.toFixed(2)} ms; t3_machines ${s.t3Machines.p50.toFixed(2)} ms; online p50 ${s.online.p50.toFixed(0)} ms`,
+		baseline: "-",
+		ratio: "-",
+		target: "reported",
+		pass: null,
+	}));
+	const topRow = (
+		figure: string,
+		value: string,
+		target: string,
+		pass: boolean,
+	): Row => ({
+		figure: `8. scale ${at(top)}: ${figure}`,
+		value,
+		baseline: "-",
+		ratio: "-",
+		target,
+		pass,
+	});
+	const pageOk = (x: Summary) => x.p50 <= 5;
+	return {
+		rows: [
+			...sizeRows,
+			topRow(
+				"RSS peak",
+				`${top.rssPeakMb} MB (settled ${top.rssSettledMb})`,
+				"≤ 128 MB",
+				top.rssPeakMb <= 128,
+			),
+			topRow(
+				"t3_machines",
+				fmtSummary(top.t3Machines),
+				"p50 ≤ 3 ms",
+				top.t3Machines.p50 <= 3,
+			),
+			topRow(
+				"t3_threads first / query / next",
+				`p50 ${top.first.p50.toFixed(2)} / ${top.query.p50.toFixed(2)} / ${top.next.p50.toFixed(2)} ms`,
+				"p50 ≤ 5 ms each",
+				pageOk(top.first) && pageOk(top.query) && pageOk(top.next),
+			),
+			topRow(
+				"start → every machine online",
+				fmtSummary(top.online),
+				"p50 ≤ 2 s",
+				top.online.p50 <= 2000,
+			),
+			{
+				figure: "8. scale: cost curve",
+				value: `${curve.perThreadKb} KB per thread, ${curve.perMachineKb} KB per machine (base ${curve.baseKb} KB); t3_threads spread ${curve.threadsSpread}×, first page +${curve.firstMsPer10kThreads} ms per 10 000 threads`,
+				baseline: "-",
+				ratio: "-",
+				target: "≤ 1 KB/thread, ≤ 60 KB/machine, spread ≤ 1.5×",
+				pass:
+					curve.perThreadKb !== null &&
+					curve.perMachineKb !== null &&
+					curve.perThreadKb <= 1 &&
+					curve.perMachineKb <= 60 &&
+					curve.threadsSpread <= 1.5,
+			},
+		],
+		raw: { sizes, curve },
+	};
+}

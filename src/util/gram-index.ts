@@ -1,0 +1,67 @@
+/**
+ * Finds which of many fixed strings may occur in a text in one pass over it, whatever their
+ * number: every string is indexed by its first `width` characters (a gram), and the text's
+ * grams are hashed as a rolling window and looked up in a bit table first. With one secret per
+ * machine, asking `includes` once per secret made every masked text cost the fleet's size
+ * (a 500-machine `t3_machines` spent most of its time there).
+ */
+
+const TABLE_BITS = 16;
+const TABLE_MASK = (1 << TABLE_BITS) - 1;
+const BASE = 0x01000193;
+
+export interface GramIndex<T> {
+	/**
+	 * The values whose gram starts somewhere in `text[from, to)`, each once, with no false
+	 * negatives; a value's gram may match by hash only (callers verify).
+	 */
+	candidates(text: string, from?: number, to?: number): Set<T>;
+}
+
+/** Indexes each value under `gram(value)`, a string of exactly `width` characters. */
+export function createGramIndex<T>(
+	width: number,
+	entries: Iterable<[gram: string, value: T]>,
+): GramIndex<T> {
+	const byHash = new Map<number, T[]>();
+	const table = new Uint8Array(1 << (TABLE_BITS - 3));
+	// BASE^(width-1), to take the character leaving the window out of the hash.
+	let drop = 1;
+	for (let i = 1; i < width; i++) drop = Math.imul(drop, BASE);
+	for (const [gram, value] of entries) {
+		if (gram.length !== width) continue;
+		let h = 0;
+		for (let i = 0; i < width; i++)
+			h = (Math.imul(h, BASE) + gram.charCodeAt(i)) | 0;
+		const list = byHash.get(h);
+		if (list) list.push(value);
+		else byHash.set(h, [value]);
+		const slot = h & TABLE_MASK;
+		table[slot >>> 3] = (table[slot >>> 3] as number) | (1 << (slot & 7));
+	}
+	const empty = byHash.size === 0;
+	return {
+		candidates(text, from = 0, to = text.length) {
+			const found = new Set<T>();
+			const end = Math.min(to + width - 1, text.length);
+			if (empty || end - from < width) return found;
+			let h = 0;
+			for (let i = from; i < from + width; i++)
+				h = (Math.imul(h, BASE) + text.charCodeAt(i)) | 0;
+			for (let start = from; ; start++) {
+				const slot = h & TABLE_MASK;
+				if (((table[slot >>> 3] as number) & (1 << (slot & 7))) !== 0) {
+					const list = byHash.get(h);
+					if (list) for (const value of list) found.add(value);
+				}
+				const next = start + width;
+				if (next >= end) break;
+				h =
+					(Math.imul(h - Math.imul(text.charCodeAt(start), drop), BASE) +
+						text.charCodeAt(next)) |
+					0;
+			}
+			return found;
+		},
+	};
+}
