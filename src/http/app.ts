@@ -45,6 +45,7 @@ export function createApp(
 			legacy: "stateless",
 			responseMode: "sse",
 			keepAliveMs: KEEP_ALIVE_MS,
+			maxRequestBodySize: MAX_BODY_BYTES,
 			onerror: (error: Error) =>
 				services.log.warn("mcp transport error", { error: error.message }),
 		} as Parameters<typeof createMcpHandler>[1],

@@ -6,9 +6,15 @@
  * deadline counted from when its reading starts (first thing after the header checks): a client
  * that announces a body and stalls, or trickles it, is cut instead of holding a connection.
  */
+import { ATTACHMENTS_TOTAL_MAX } from "../threads/dispatch/attachments.ts";
 
-/** The SDK's default `maxRequestBodySize`. */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest request body: the largest attachment set we take (3 MiB decoded, 4 MiB as
+ * base64) plus 1 MiB for the prompt and the JSON-RPC envelope, so a set the tool allows is
+ * never refused as a bare "too large" first. Handed to the SDK too (its default is 4 MiB).
+ */
+export const MAX_BODY_BYTES =
+	Math.ceil(ATTACHMENTS_TOTAL_MAX / 3) * 4 + 1024 * 1024;
 
 /** How long a request body may take to arrive. */
 export const BODY_TIMEOUT_MS = 30_000;

@@ -280,20 +280,31 @@ test("a machine without attachments (--compat prerelease) refuses them clearly a
 	expect(plain.isError).toBe(false);
 });
 
-test("over HTTP a request past 4 MiB never reaches the tool", async () => {
+test("over HTTP the largest set allowed (3 MiB) reaches T3, and one byte more is refused by the tool naming attachments", async () => {
 	if (TEST_TRANSPORT !== "http") return;
+	// 4 MiB of base64 in the body: past the SDK's default body limit, inside ours (issue 26 item 7).
+	const half = Buffer.alloc(1.5 * 1024 * 1024, 3).toString("base64");
+	const taken = await dispatch({
+		prompt: "exactly 3 MiB",
+		attachments: [
+			{ name: "one.bin", mime_type: "application/octet-stream", data: half },
+			{ name: "two.bin", mime_type: "application/octet-stream", data: half },
+		],
+	});
+	expect(taken.isError).toBe(false);
 	const big = Buffer.alloc(3 * 1024 * 1024 + 1, 1).toString("base64");
-	const result = await dispatch({
+	const refused = await dispatch({
 		prompt: "too big",
 		attachments: [
 			{ name: "big.bin", mime_type: "application/octet-stream", data: big },
 		],
-	}).catch((error: Error) => ({ isError: true, text: String(error.message) }));
-	expect(result.isError).toBe(true);
-	expect(result.text).toContain("4194304");
-});
+	});
+	expect(refused.isError).toBe(true);
+	expect(refused.text).toContain("is over the limit of 3 MiB");
+	expect(refused.text).not.toContain("too large");
+}, 30_000);
 
-test("over stdio (no 4 MiB cap) more than 3 MiB together is refused by the tool", async () => {
+test("over stdio (no body cap) more than 3 MiB together is refused by the tool", async () => {
 	if (TEST_TRANSPORT !== "http") return;
 	const local = await startStdioStack({});
 	try {
