@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MachineConfig } from "../config/types.ts";
@@ -187,6 +187,44 @@ describe("probeMachine against the simulator", () => {
 			"t3 auth session issue --scope orchestration:read --scope orchestration:operate --token-only --ttl 365d --label t3code-mcp",
 		);
 		expect(report.checks.some((c) => c.name === "authenticated")).toBe(false);
+	});
+
+	test("a token file readable by group or others is a ⚠ naming it, and check still passes", async () => {
+		const file = join(dir, "loose.token");
+		writeFileSync(file, `${sim.token}\n`);
+		chmodSync(file, 0o644);
+		const report = await probeMachine(
+			machine({ tokenEnv: null, tokenFile: file, token: undefined }),
+		);
+		expect(byName(report.checks, "token file permissions")).toEqual({
+			name: "token file permissions",
+			ok: true,
+			warning: true,
+			detail: `token file ${file} (token_file) is readable by group or others (mode 0644)`,
+			fix: `\`chmod 600 ${file}\`: only the user t3code-mcp runs as needs to read it`,
+		});
+		expect(byName(report.checks, "authenticated").ok).toBe(true);
+		expect(report.checks.every((c) => c.ok)).toBe(true);
+		chmodSync(file, 0o600);
+		const tight = await probeMachine(
+			machine({ tokenEnv: null, tokenFile: file, token: undefined }),
+		);
+		expect(tight.checks.map((c) => c.name)).not.toContain(
+			"token file permissions",
+		);
+	});
+
+	test("a token file of two lines says so; the server is still reached", async () => {
+		const file = join(dir, "two-lines.token");
+		writeFileSync(file, `${sim.token}\nsomething else\n`, { mode: 0o600 });
+		const report = await probeMachine(
+			machine({ tokenEnv: null, tokenFile: file, token: undefined }),
+		);
+		expect(byName(report.checks, "reachable").ok).toBe(true);
+		expect(byName(report.checks, "token present")).toMatchObject({
+			ok: false,
+			detail: `token file ${file} (token_file) holds 2 non-empty lines; write the token alone in it (\`t3code-mcp pair\` does)`,
+		});
 	});
 
 	test("a token without orchestration:operate fails the scope check", async () => {

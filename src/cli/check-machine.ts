@@ -111,7 +111,7 @@ export async function probeMachine(
 		checks,
 	};
 	// Read now, as the server reads a token file at every connect.
-	const token = machineToken(machine);
+	const token = await machineToken(machine);
 	const http = createT3Http({
 		url: machine.url,
 		token: token.token,
@@ -139,6 +139,20 @@ export async function probeMachine(
 						: `${machine.tokenEnv} (token_env) is unset or empty`,
 				fix: tokenFix(machine),
 			};
+	// A loose mode is a ⚠ beside the token line, wherever that line goes.
+	const tokenChecks: CheckResult[] =
+		token.warning === undefined
+			? [tokenCheck]
+			: [
+					tokenCheck,
+					{
+						name: "token file permissions",
+						ok: true,
+						warning: true,
+						detail: token.warning,
+						fix: `\`chmod 600 ${machine.tokenFile}\`: only the user t3code-mcp runs as needs to read it`,
+					},
+				];
 
 	let descriptor: Awaited<ReturnType<typeof http.descriptor>>;
 	try {
@@ -156,7 +170,7 @@ export async function probeMachine(
 			detail: message(err),
 			fix: `start T3 Code on that machine, or correct url in [machines.${machine.name}] (the server origin, e.g. http://100.64.0.5:3773), and check that this host can reach it (firewall, tailnet)`,
 		});
-		checks.push(tokenCheck);
+		checks.push(...tokenChecks);
 		return report;
 	}
 
@@ -171,7 +185,7 @@ export async function probeMachine(
 					? tooOldFor(protocol)
 					: UPGRADE_FIX,
 		});
-		checks.push(tokenCheck);
+		checks.push(...tokenChecks);
 		return report;
 	}
 	checks.push({
@@ -180,7 +194,7 @@ export async function probeMachine(
 		detail: "orchestrationProtocolVersion is 2",
 	});
 
-	checks.push(tokenCheck);
+	checks.push(...tokenChecks);
 	if (!tokenPresent) return report;
 
 	try {

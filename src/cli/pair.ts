@@ -2,8 +2,9 @@
  * `t3code-mcp pair <pairing-url> [--machine NAME] [--token-file PATH] [--url URL]`: turn a T3
  * pairing link into a token file and the config lines that use it, with no config needed.
  * Order matters: protocol 2 is checked and the token file's place made ready before the
- * single-use credential is sent, and the token is verified before it is written. Neither the
- * link nor the token is ever printed; every refusal says what to do next.
+ * single-use credential is sent, and the token is verified (and refused when T3 says it has
+ * already expired) before it is written. Neither the link nor the token is ever printed; every
+ * refusal says what to do next.
  */
 import {
 	accessSync,
@@ -265,6 +266,12 @@ async function pair(
 			`T3 granted ${granted.join(", ") || "no scopes"} instead of exactly ${READ_SCOPE} and ${OPERATE_SCOPE}; the token was not saved. Next: ${MINT_NEW_LINK}.`,
 		);
 
+	// T3's own word, by its own clock: ours may be off (a token T3 still accepts is kept).
+	if (exchange.expiresIn !== null && exchange.expiresIn <= 0)
+		throw new Refusal(
+			`T3 issued a token that had already expired (expires_in ${exchange.expiresIn} s); it was not saved. Next: ${MINT_NEW_LINK}; if it happens again, check the clock and the session lifetime on the T3 machine.`,
+		);
+
 	// 4. Verify before writing.
 	let session: Awaited<ReturnType<ReturnType<typeof http>["authSession"]>>;
 	try {
@@ -284,6 +291,12 @@ async function pair(
 		(exchange.expiresIn !== null
 			? new Date(Date.now() + exchange.expiresIn * 1000).toISOString()
 			: null);
+	const pastHere = expiresAt !== null && Date.parse(expiresAt) <= Date.now();
+	// With no expires_in, this host's clock is the only one to tell by.
+	if (pastHere && exchange.expiresIn === null)
+		throw new Refusal(
+			`T3 says the new token expires at ${expiresAt}, already past by this host's clock; it was not saved. Next: check the clocks of this host and the T3 machine, then ${MINT_NEW_LINK}.`,
+		);
 
 	// 5. The token alone, 0600, replacing any earlier one in one step.
 	const temp = `${file}.${process.pid}.tmp`;
@@ -300,7 +313,9 @@ async function pair(
 	const expiry =
 		expiresAt === null
 			? "T3 does not say when it expires"
-			: `it expires at ${expiresAt}: pair again before then (\`t3code-mcp check\` warns 7 days ahead)`;
+			: pastHere
+				? `it expires at ${expiresAt} by T3's clock, already past by this host's: check the clocks (T3 says it has ${exchange.expiresIn} s left)`
+				: `it expires at ${expiresAt}: pair again before then (\`t3code-mcp check\` warns 7 days ahead)`;
 	return `✓ ${server} speaks orchestration protocol 2
 ✓ paired: a bearer token with ${READ_SCOPE} and ${OPERATE_SCOPE}, verified; ${expiry}
 ✓ token written to ${file} (mode 0600)

@@ -35,13 +35,13 @@ export function fullRights(
 /** The caller of an open server (no bearer configured): every right, as before clients existed. */
 export const OPEN_CALLER = fullRights(DEFAULT_CLIENT, undefined);
 
-export function readClients(
+export async function readClients(
 	tables: Record<string, FileClient>,
 	serverToken: string | undefined,
 	file: string,
 	shown: string,
 	env: Env,
-): { clients: ClientConfig[]; problems: ConfigProblem[] } {
+): Promise<{ clients: ClientConfig[]; problems: ConfigProblem[] }> {
 	const problems: ConfigProblem[] = [];
 	const clients: ClientConfig[] = [];
 	for (const [name, c] of Object.entries(tables)) {
@@ -50,7 +50,8 @@ export function readClients(
 				? null
 				: resolveTokenFile(c.token_file, dirname(file), env);
 		const tokenEnv = c.token_env ?? null;
-		const fromFile = tokenFile === null ? undefined : readTokenFile(tokenFile);
+		const fromFile =
+			tokenFile === null ? undefined : await readTokenFile(tokenFile);
 		const token =
 			fromFile !== undefined
 				? fromFile.token

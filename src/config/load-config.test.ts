@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { maskSecrets } from "../util/redact.ts";
 import { ConfigError } from "./config-error.ts";
 import { type LoadConfigOptions, loadConfig } from "./load-config.ts";
-import { machineToken, readTokenFile } from "./token-file.ts";
+import { machineToken } from "./token-file.ts";
 import { configWarnings, openMcpWarning } from "./warnings.ts";
 
 let root: string;
@@ -193,18 +193,18 @@ describe("bad config files: the exact message", () => {
 		expect(b?.tokenFile).toBe(join(beside.dir, "mac.token"));
 		expect(b?.token).toBeUndefined();
 		if (!b) throw new Error("no machine");
-		expect(machineToken(b).problem).toBe(
+		expect((await machineToken(b)).problem).toBe(
 			`token file ${join(beside.dir, "mac.token")} (token_file) does not exist; write it with \`t3code-mcp pair <pairing-url> --token-file ${join(beside.dir, "mac.token")}\``,
 		);
 		// Read again at every call: a new file (a re-pair) is seen without reloading.
 		await writeFile(join(beside.dir, "mac.token"), "  tok-1234567890\n");
-		expect(machineToken(b)).toEqual({ token: "tok-1234567890" });
+		expect((await machineToken(b)).token).toBe("tok-1234567890");
 		await writeFile(join(beside.dir, "mac.token"), "tok-abcdefghij");
-		expect(machineToken(b)).toEqual({ token: "tok-abcdefghij" });
+		expect((await machineToken(b)).token).toBe("tok-abcdefghij");
 		// A token read from a file is a secret from then on.
 		expect(maskSecrets("x tok-abcdefghij y")).toBe("x [redacted] y");
 		await writeFile(join(beside.dir, "mac.token"), "\n");
-		expect(machineToken(b).problem).toContain("(token_file) is empty");
+		expect((await machineToken(b)).problem).toContain("(token_file) is empty");
 
 		// A path with a directory part is relative to the config file, even with credentials.
 		const sub = await load(toml("secrets/mac.token"), {
@@ -215,19 +215,6 @@ describe("bad config files: the exact message", () => {
 		);
 		const abs = await load(toml("/etc/t3code-mcp/mac.token"));
 		expect(abs.config.machines[0]?.tokenFile).toBe("/etc/t3code-mcp/mac.token");
-	});
-
-	it("an unreadable token file names the file", () => {
-		const denied = Object.assign(new Error("EACCES: permission denied"), {
-			code: "EACCES",
-		});
-		expect(
-			readTokenFile("/srv/mac.token", () => {
-				throw denied;
-			}).problem,
-		).toBe(
-			"token file /srv/mac.token (token_file) cannot be read by this process (permission denied); give it to the user t3code-mcp runs as, or use systemd's LoadCredential=",
-		);
 	});
 
 	it("bad token_env name", async () => {

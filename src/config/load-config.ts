@@ -103,38 +103,40 @@ export async function loadConfig(
 		auditDays: fs.audit_days ?? DEFAULTS.auditDays,
 	};
 
-	const machines: MachineConfig[] = Object.entries(
-		fileConfig.machines ?? {},
-	).map(([name, m]) => {
-		// The schema lets exactly one of the two through.
-		const tokenFile =
-			m.token_file === undefined
-				? null
-				: resolveTokenFile(m.token_file, dirname(file), env);
-		const tokenEnv = m.token_env ?? null;
-		return {
-			name,
-			url: m.url,
-			tokenEnv,
-			tokenFile,
-			// Unset or unreadable is not a config error: the machine is reported `unauthorized` at
-			// runtime. systemd's LoadCredential= is the fallback when the variable is unset.
-			token:
-				tokenFile !== null
-					? readTokenFile(tokenFile).token
-					: tokenEnv === null
-						? undefined
-						: (envValue(env, tokenEnv) ?? credentialToken(env, tokenEnv)),
-			projects: m.projects,
-			model: m.model ?? null,
-			options: Object.entries(m.options ?? {}).map(([id, value]) => ({
-				id,
-				value,
-			})),
-		};
-	});
+	// Token files are read together and asynchronously: one that is slow or special (a FIFO)
+	// holds up neither the others nor the load (token-file.ts).
+	const machines: MachineConfig[] = await Promise.all(
+		Object.entries(fileConfig.machines ?? {}).map(async ([name, m]) => {
+			// The schema lets exactly one of the two through.
+			const tokenFile =
+				m.token_file === undefined
+					? null
+					: resolveTokenFile(m.token_file, dirname(file), env);
+			const tokenEnv = m.token_env ?? null;
+			return {
+				name,
+				url: m.url,
+				tokenEnv,
+				tokenFile,
+				// Unset or unreadable is not a config error: the machine is reported `unauthorized` at
+				// runtime. systemd's LoadCredential= is the fallback when the variable is unset.
+				token:
+					tokenFile !== null
+						? (await readTokenFile(tokenFile)).token
+						: tokenEnv === null
+							? undefined
+							: (envValue(env, tokenEnv) ?? credentialToken(env, tokenEnv)),
+				projects: m.projects,
+				model: m.model ?? null,
+				options: Object.entries(m.options ?? {}).map(([id, value]) => ({
+					id,
+					value,
+				})),
+			};
+		}),
+	);
 
-	const fromClients = readClients(
+	const fromClients = await readClients(
 		fileConfig.clients ?? {},
 		server.token,
 		file,

@@ -53,7 +53,11 @@ export interface ServerProcess {
 
 export interface ProcessOptions {
 	dir: string;
-	machines: { name: string; url: string; token: string; projects?: string[] }[];
+	/** Each machine's token through `token_env` (set to `token`), or its `token_file`. */
+	machines: ({ name: string; url: string; projects?: string[] } & (
+		| { token: string }
+		| { tokenFile: string }
+	))[];
 	statePath: string;
 	env?: Record<string, string>;
 	/** Command to run instead of the source entry (e.g. the compiled binary). */
@@ -96,11 +100,13 @@ async function startOnce(options: ProcessOptions): Promise<ServerProcess> {
 	const lines: string[] = [];
 	for (const m of options.machines) {
 		const tokenEnv = `T3_${m.name.toUpperCase()}_TOKEN`;
-		env[tokenEnv] = m.token;
+		if ("token" in m) env[tokenEnv] = m.token;
 		lines.push(
 			`[machines.${m.name}]`,
 			`url = "${m.url}"`,
-			`token_env = "${tokenEnv}"`,
+			"tokenFile" in m
+				? `token_file = ${JSON.stringify(m.tokenFile)}`
+				: `token_env = "${tokenEnv}"`,
 			`projects = ${JSON.stringify(m.projects ?? ["*"])}`,
 			'model = "claudeAgent/claude-opus-5"',
 			"",

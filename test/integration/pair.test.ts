@@ -2,13 +2,14 @@
  * `t3code-mcp pair` end to end (issue 17 item 6), spawning the real CLI: a link printed by
  * `sim --pairing` becomes a 0600 token file and config lines that `check` passes with the
  * expiry shown; the same link again, a link without operate, a DPoP-only token, a server on
- * another protocol and an uncertain reply are refused with what to do next; `--url` reaches a
- * server the link's address does not. No output of `pair` ever holds the link or the token.
+ * another protocol, a token already expired and an uncertain reply are refused with what to do
+ * next; `--url` reaches a server the link's address does not. No output of `pair` ever holds the link or the token.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
 	existsSync,
 	mkdtempSync,
+	readdirSync,
 	readFileSync,
 	rmSync,
 	statSync,
@@ -211,6 +212,69 @@ describe("pair", () => {
 			expectNoSecret(run, [credentialOf(link), readFileSync(file, "utf8")]);
 		} finally {
 			await pre.stop();
+		}
+	});
+
+	test("a token T3 issues already expired is refused, and nothing is written", async () => {
+		const link = sim.pairingLink({ tokenTtlMs: -60_000 });
+		const file = join(dir, "expired.token");
+		const run = await cli(["pair", link, "--token-file", file]);
+		expect(run.code).toBe(1);
+		expect(run.stdout).toBe("");
+		expect(run.stderr).toBe(
+			`pair: T3 issued a token that had already expired (expires_in -61 s); it was not saved. Next: mint a new link on the T3 machine (\`t3 auth pairing create --scope orchestration:read --scope orchestration:operate --label t3code-mcp\`, or the app's "pair a device") and run pair again; if it happens again, check the clock and the session lifetime on the T3 machine.\n`,
+		);
+		expect(existsSync(file)).toBe(false);
+		expect(readdirSync(dir).filter((f) => f.startsWith("expired."))).toEqual(
+			[],
+		);
+		expectNoSecret(run, [credentialOf(link)]);
+	});
+
+	test("with no expires_in, an expiry already past by this host's clock is refused", async () => {
+		const past = new Date(Date.now() - 3600_000).toISOString();
+		const bare = Bun.serve({
+			hostname: "127.0.0.1",
+			port: 0,
+			fetch(request) {
+				const path = new URL(request.url).pathname;
+				if (path === "/.well-known/t3/environment")
+					return Response.json({
+						label: "bare",
+						orchestrationProtocolVersion: 2,
+					});
+				if (path === "/oauth/token")
+					return Response.json({
+						access_token: "bare-token-1234567890",
+						issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+						token_type: "Bearer",
+						scope: "orchestration:read orchestration:operate",
+					});
+				if (path === "/api/auth/session")
+					return Response.json({
+						authenticated: true,
+						scopes: ["orchestration:read", "orchestration:operate"],
+						expiresAt: past,
+					});
+				return new Response("no", { status: 404 });
+			},
+		});
+		try {
+			const file = join(dir, "bare.token");
+			const run = await cli([
+				"pair",
+				`http://127.0.0.1:${bare.port}/pair#token=bare-credential-123456`,
+				"--token-file",
+				file,
+			]);
+			expect(run.code).toBe(1);
+			expect(run.stderr).toStartWith(
+				`pair: T3 says the new token expires at ${past}, already past by this host's clock; it was not saved. Next: check the clocks`,
+			);
+			expect(existsSync(file)).toBe(false);
+			expectNoSecret(run, ["bare-credential-123456", "bare-token-1234567890"]);
+		} finally {
+			await bare.stop(true);
 		}
 	});
 

@@ -91,7 +91,10 @@ test("a missing token file: unauthorized naming the file; pair brings the machin
 	);
 	expect(missing.token_expires_at).toBeNull();
 
-	await pair();
+	// T3 says the token has 30 days left (expires_in): kept, though past by this clock.
+	expect(await pair()).toContain(
+		"by T3's clock, already past by this host's: check the clocks",
+	);
 	const online = await untilLab("online", (r) => r.state === "online");
 	const expiresAt = online.token_expires_at;
 	// Issued at the sim's time (31 days behind) for 30 days: a day ago by this clock.

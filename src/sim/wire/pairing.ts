@@ -29,6 +29,8 @@ export interface PairingLinkOptions {
 	ttlMs?: number;
 	/** "DPoP": the exchange answers with a DPoP-bound token (a client t3code-mcp cannot be). */
 	tokenType?: "Bearer" | "DPoP";
+	/** The issued token's life; default 30 days. Negative: a token already expired when issued. */
+	tokenTtlMs?: number;
 }
 
 export interface Pairing {
@@ -41,6 +43,7 @@ interface Credential {
 	scopes: string[];
 	expires: number;
 	tokenType: "Bearer" | "DPoP";
+	tokenTtlMs: number;
 }
 
 const requestInvalid = (code: string, reason: string) =>
@@ -61,6 +64,7 @@ export function createPairing(auth: Auth, now: () => number): Pairing {
 				scopes: [...(options.scopes ?? [READ_SCOPE, OPERATE_SCOPE])],
 				expires: now() + (options.ttlMs ?? LINK_TTL_MS),
 				tokenType: options.tokenType ?? "Bearer",
+				tokenTtlMs: options.tokenTtlMs ?? SESSION_TTL_MS,
 			});
 			return `${baseUrl}/pair#token=${credential}`;
 		},
@@ -91,7 +95,7 @@ export function createPairing(auth: Auth, now: () => number): Pairing {
 			credentials.delete(subject);
 			const scopes = asked.length > 0 ? asked : credential.scopes;
 			const token = `sim-paired-${newId()}`;
-			const expiresAt = now() + SESSION_TTL_MS;
+			const expiresAt = now() + credential.tokenTtlMs;
 			auth.grant(token, scopes, new Date(expiresAt).toISOString());
 			return json(
 				200,

@@ -50,7 +50,7 @@ export interface NegotiateOptions {
 	/** The descriptor as soon as it is read, so the machine shows the server's version even when refused later. */
 	onDescriptor: (descriptor: EnvironmentDescriptor) => void;
 	/** The token now (a token file is read again at every connect), or why there is none. */
-	readToken: () => MachineToken;
+	readToken: () => Promise<MachineToken>;
 	/** The token the requests of this attempt (and its socket) carry from here on. */
 	useToken: (token: string) => void;
 	/** The expiry T3 last reported for this token, if any: tells "expired" from "rejected". */
@@ -61,7 +61,8 @@ export interface NegotiateOptions {
 export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 	const { http, config, label, base } = opts;
 	// Read first (it is local): a token file's token is then masked before any T3 text arrives.
-	const token = opts.readToken();
+	const token = await opts.readToken();
+	if (opts.stale()) return { kind: "stale" };
 	const descriptor = await http.descriptor();
 	if (opts.stale()) return { kind: "stale" };
 	opts.onDescriptor(descriptor);
