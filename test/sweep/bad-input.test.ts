@@ -51,7 +51,15 @@ function inspectState(path: string): RowCounts & { integrity: string } {
 			integrity,
 			threads: count("threads"),
 			dispatches: count("dispatches"),
-			events: count("events"),
+			// Thread events only: a machine T3 refuses raises its own `machine.unauthorized`
+			// (keyed `machine/<name>`), which is the right answer to a hostile session.
+			events: (
+				db
+					.query(
+						"SELECT COUNT(*) AS n FROM events WHERE thread_id NOT LIKE 'machine/%'",
+					)
+					.get() as { n: number }
+			).n,
 		};
 	} finally {
 		db.close();
