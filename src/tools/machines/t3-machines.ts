@@ -1,4 +1,6 @@
 /** `t3_machines`: every configured machine with its connection state. */
+
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ACCESS_LEVELS } from "../../config/types.ts";
 import { ok } from "../../mcp/result.ts";
@@ -7,6 +9,12 @@ import { toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
 
 const SETTLE_MS = 2_000;
+
+/** The last answer per fleet (one per client view, shared by unbounded clients: the client is one of its parts). */
+const answers = new WeakMap<
+	object,
+	{ parts: unknown[]; result: CallToolResult }
+>();
 
 export const t3Machines = defineTool({
 	name: "t3_machines",
@@ -69,6 +77,19 @@ export const t3Machines = defineTool({
 		await Promise.all(
 			connecting.map((e) => e.machine.ready(SETTLE_MS).catch(() => {})),
 		);
+		// The same answer while nothing in it changed: statuses and project lists are replaced,
+		// never changed in place, so comparing them is a few hundred identity checks, where
+		// shaping and masking 500 machines' rows again was most of the call.
+		const parts: unknown[] = [stateNote, client];
+		for (const entry of fleet.list())
+			parts.push(entry, entry.machine.status(), fleet.projects(entry));
+		const kept = answers.get(fleet);
+		if (
+			kept &&
+			kept.parts.length === parts.length &&
+			kept.parts.every((p, i) => p === parts[i])
+		)
+			return kept.result;
 		const machines = fleet.list().map((entry) => {
 			const status = entry.machine.status();
 			return {
@@ -83,7 +104,7 @@ export const t3Machines = defineTool({
 			};
 		});
 		const { name, access, approve } = client;
-		return ok({
+		const result = ok({
 			machines,
 			client: {
 				name,
@@ -94,5 +115,7 @@ export const t3Machines = defineTool({
 			},
 			note: stateNote,
 		});
+		answers.set(fleet, { parts, result });
+		return result;
 	},
 });
