@@ -7,6 +7,7 @@
  * filters (list-filter.ts), merges one page (list-page.ts) and shapes its rows (list-row.ts).
  */
 import type { FleetMachine } from "../../fleet/fleet.ts";
+import type { ProjectShell } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { resolveProject } from "../resolve.ts";
@@ -24,7 +25,7 @@ import {
 	applyKnownToolCalls,
 	learnPendingToolCalls,
 } from "./pending-resumability.ts";
-import { firstAfter, machineListing } from "./thread-index.ts";
+import { firstAfter, type Listing, machineListing } from "./thread-index.ts";
 import { type ThreadState, threadState } from "./thread-state.ts";
 import { vanishedListing } from "./vanished-listing.ts";
 
@@ -83,27 +84,36 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 	]);
 
 	const filter: RowFilter = { state, query };
-	const listingOf = (entry: FleetMachine) =>
-		archived ? archived.get(entry) : machineListing(entry.machine);
+	// Each machine's listing and visible projects, found once: with 500 machines, what a call
+	// does per machine (not per thread) is most of its cost.
+	const readable: {
+		entry: FleetMachine;
+		list: Listing | undefined;
+		projects: Map<string, ProjectShell>;
+	}[] = [];
+	for (const entry of online)
+		readable.push({
+			entry,
+			list: archived ? archived.get(entry) : machineListing(entry.machine),
+			projects: projectsFor(deps, entry, filters.project),
+		});
 	// Pending client tool calls not yet known to be resumable or not: read before any state is.
-	await Promise.all(
-		online.map((entry) => {
-			const list = listingOf(entry);
-			const projects = projectsFor(deps, entry, filters.project);
-			return list && projects.size > 0
+	const learning: Promise<unknown>[] = [];
+	for (const { entry, list, projects } of readable) {
+		const learn =
+			list && projects.size > 0
 				? learnPendingToolCalls(entry.machine, list, (t) =>
 						projects.has(t.projectId),
 					)
 				: undefined;
-		}),
-	);
+		if (learn) learning.push(learn);
+	}
+	if (learning.length > 0) await Promise.all(learning);
 	const sources: Source[] = [];
 	let projectSeen = filters.project === undefined;
-	for (const entry of online) {
-		const projects = projectsFor(deps, entry, filters.project);
+	for (const { entry, list, projects } of readable) {
 		if (projects.size === 0) continue;
 		projectSeen = true;
-		const list = listingOf(entry);
 		if (!list) continue;
 		applyKnownToolCalls(entry.machine, list);
 		const source: Source = { entry, projects, list, index: 0 };
