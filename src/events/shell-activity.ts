@@ -7,7 +7,10 @@ import type { ThreadRecord } from "../store/threads.ts";
 import { TERMINAL_RUN_STATUSES, type ThreadShell } from "../t3/model.ts";
 
 /** The shell shows nothing an evaluation would record or report for this thread. */
-export function nothingToDo(record: ThreadRecord, shell: ThreadShell): boolean {
+export function nothingToDo(
+	record: Pick<ThreadRecord, "last_run_id" | "last_status" | "last_request_id">,
+	shell: ThreadShell,
+): boolean {
 	const requestId = shell.pendingRuntimeRequest?.id ?? null;
 	const changed =
 		shell.latestRunId !== record.last_run_id ||

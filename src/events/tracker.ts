@@ -111,7 +111,7 @@ export function createTracker(deps: TrackerDeps): Tracker {
 			sweeps.add(sweep);
 			void sweep.finally(() => sweeps.delete(sweep));
 		}
-		for (const record of deps.threads.watchedRecordsOn(name)) {
+		for (const record of deps.threads.watchedStatesOn(name)) {
 			const id = record.thread_id;
 			// Thousands of threads as they were: what their evaluation would decide first, from
 			// the rows at hand instead of a record read and a promise per thread.

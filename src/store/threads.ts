@@ -43,10 +43,29 @@ export interface ThreadUpsert {
 	client?: string;
 }
 
+/** Where a record's thread lives: all that whether it is hidden is judged on. */
+export type RecordPlace = Pick<
+	ThreadRecord,
+	"machine" | "project_id" | "project_title" | "project_path"
+>;
+
+/** A watched thread's place and the shell state last evaluated (the catch-up's columns). */
+export type WatchedState = Pick<
+	ThreadRecord,
+	| "thread_id"
+	| "machine"
+	| "project_id"
+	| "project_title"
+	| "project_path"
+	| "last_run_id"
+	| "last_status"
+	| "last_request_id"
+>;
+
 export function createThreadStore(
 	db: Db,
 	/** Whether the record's project is allowed now (fleet.allowsRecord); default all. */
-	visible: (record: ThreadRecord) => boolean = () => true,
+	visible: (record: RecordPlace) => boolean = () => true,
 ) {
 	const get = db.query<ThreadRecord, { id: string }>(
 		"SELECT * FROM threads WHERE thread_id = $id",
@@ -72,6 +91,9 @@ export function createThreadStore(
 	);
 	const watchedOn = db.query<ThreadRecord, { machine: string }>(
 		"SELECT * FROM threads WHERE machine = $machine AND watched = 1",
+	);
+	const watchedStatesOn = db.query<WatchedState, { machine: string }>(
+		"SELECT thread_id, machine, project_id, project_title, project_path, last_run_id, last_status, last_request_id FROM threads WHERE machine = $machine AND watched = 1",
 	);
 	const ofClient = db.query<{ thread_id: string }, { client: string }>(
 		"SELECT thread_id FROM threads WHERE client = $client",
@@ -126,6 +148,12 @@ export function createThreadStore(
 		/** The records of the watched threads on one machine not hidden. */
 		watchedRecordsOn: (machine: string): ThreadRecord[] =>
 			watchedOn.all({ machine }).filter(perProject(visible)),
+		/**
+		 * What the catch-up compares with each watched thread's shell, for one machine (not
+		 * hidden): only the columns it reads, since a fleet's start reads every watched row.
+		 */
+		watchedStatesOn: (machine: string): WatchedState[] =>
+			watchedStatesOn.all({ machine }).filter(perProject(visible)),
 		/** Ids of the threads a client dispatched on (for `max_active_runs`). */
 		ofClient: (client: string): string[] =>
 			ofClient.all({ client }).map((r) => r.thread_id),
@@ -200,9 +228,9 @@ export function createThreadStore(
 export type ThreadStore = ReturnType<typeof createThreadStore>;
 
 /** The rule judged once per project within one read of many records (thousands, few projects). */
-function perProject(
-	visible: (record: ThreadRecord) => boolean,
-): (record: ThreadRecord) => boolean {
+function perProject<R extends RecordPlace>(
+	visible: (record: R) => boolean,
+): (record: R) => boolean {
 	const seen = new Map<string, boolean>();
 	return (record) => {
 		const key = `${record.machine}\u0000${record.project_id}\u0000${record.project_title}\u0000${record.project_path}`;
