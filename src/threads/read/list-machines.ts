@@ -23,7 +23,10 @@ export async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 	}
 	const all = deps.fleet.list();
 	let statuses = all.map((e) => e.machine.status());
-	const connecting = all.filter((_, i) => statuses[i]?.state === "connecting");
+	const connecting: FleetMachine[] = [];
+	for (let i = 0; i < all.length; i++)
+		if (statuses[i]?.state === "connecting")
+			connecting.push(all[i] as FleetMachine);
 	if (connecting.length) {
 		await Promise.all(
 			connecting.map((e) => e.machine.ready(CONNECT_WAIT_MS).catch(() => {})),
@@ -99,13 +102,9 @@ export function projectsFor(
 				)
 				.map((p) => [p.id, p]),
 		);
+	// The fleet hands out one array per project list (fleet.ts): the same array, the same map.
 	const memo = visibleById.get(entry);
-	if (
-		memo &&
-		memo.from.length === visible.length &&
-		memo.from.every((p, i) => p === visible[i])
-	)
-		return memo.byId;
+	if (memo?.from === visible) return memo.byId;
 	const byId = new Map(visible.map((p) => [p.id, p]));
 	visibleById.set(entry, { from: visible, byId });
 	return byId;
