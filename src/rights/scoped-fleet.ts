@@ -17,6 +17,8 @@ import {
 	recordAllowed,
 } from "../fleet/fleet.ts";
 
+import type { ProjectShell } from "../t3/model.ts";
+
 const everything = (patterns: string[]) => patterns.includes("*");
 
 /** Whether the client is narrowed at all. */
@@ -53,6 +55,7 @@ export function scopeFleet(fleet: Fleet, client: ClientConfig): Fleet {
 			};
 		});
 	const byName = new Map(entries.map((e) => [e.config.name, e]));
+	const allowedOf = new WeakMap<ProjectShell[], ProjectShell[]>();
 	/** The client's own entry for any entry handed back to it. */
 	const own = (entry: FleetMachine) => byName.get(entry.config.name);
 	const projectOf = (entry: FleetMachine, projectId: string) => {
@@ -66,7 +69,15 @@ export function scopeFleet(fleet: Fleet, client: ClientConfig): Fleet {
 		names: () => entries.map((e) => e.config.name),
 		projects: (entry) => {
 			const mine = own(entry);
-			return mine ? mine.machine.projects().filter((p) => mine.allows(p)) : [];
+			if (!mine) return [];
+			// One array per project list, as the whole fleet's (t3_machines compares them).
+			const all = mine.machine.projects();
+			let allowed = allowedOf.get(all);
+			if (!allowed) {
+				allowed = all.filter((p) => mine.allows(p));
+				allowedOf.set(all, allowed);
+			}
+			return allowed;
 		},
 		project: projectOf,
 		allowsRecord(record) {
