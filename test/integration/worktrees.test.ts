@@ -23,6 +23,7 @@ type Dispatched = {
 	run_id: string | null;
 	branch: string | null;
 	worktree_path: string | null;
+	branch_temporary: boolean;
 	forked_from: string | null;
 };
 type Read = {
@@ -30,6 +31,9 @@ type Read = {
 	status: string;
 	branch: string | null;
 	worktree_path: string | null;
+	branch_temporary: boolean;
+	forked_from: { thread_id: string; run_id: string | null } | null;
+	inherited: { messages: { role: string; text: string }[] } | null;
 	pull_requests: {
 		number: number | null;
 		url: string | null;
@@ -210,9 +214,11 @@ describe("worktrees", () => {
 
 	test("without workspace a new thread follows the project's default; a continuation stays where it is", async () => {
 		const d = await dispatch({ project: "wt", prompt: "say hello" });
+		expect(d.branch_temporary).toBe(true);
 		await wait(d.thread_id);
 		const r = await read(d.thread_id);
-		expect(r.branch).toEqual(expect.stringMatching(/^t3code\//));
+		// T3 renamed the temporary branch after the launch (before: it stayed t3code/…).
+		expect(r.branch).toEqual(expect.stringMatching(/^say-hello(-\d+)?$/));
 		expect(r.worktree_path).toEqual(expect.stringContaining("/srv/t3/wt"));
 		const again = await callTool(client, "t3_dispatch", {
 			thread_id: d.thread_id,
@@ -230,6 +236,59 @@ describe("worktrees", () => {
 		});
 		await wait(root.thread_id);
 		expect((await read(root.thread_id)).worktree_path).toBeNull();
+	});
+
+	test("without branch a worktree thread gets T3's temporary t3code/<8 hex> name, as T3's app sends; after its first turn T3 has renamed it", async () => {
+		const sim = stack.sim("demo");
+		sim.record(true);
+		const d = await dispatch({
+			prompt: "tidy the readme",
+			workspace: "worktree",
+		});
+		sim.record(false);
+		const temporary = d.branch as string;
+		expect(temporary).toMatch(/^t3code\/[0-9a-f]{8}$/);
+		expect(d).toMatchObject({ branch_temporary: true, worktree_path: null });
+		// The name went out in launchThread's workspaceStrategy (idx 53147870045, 70174805780).
+		const sent = sim
+			.frames()
+			.map(
+				(f) => f.frame as { tag?: string; payload?: Record<string, unknown> },
+			)
+			.find(
+				(f) =>
+					f.tag === "orchestration.launchThread" &&
+					f.payload?.threadId === d.thread_id,
+			);
+		expect(sent?.payload?.workspaceStrategy).toEqual({
+			type: "worktree",
+			baseRef: "HEAD",
+			branch: temporary,
+		});
+		expect((await wait(d.thread_id)).outcome).toBe("completed");
+		const r = await read(d.thread_id);
+		expect(r).toMatchObject({
+			branch: "tidy-the-readme",
+			branch_temporary: false,
+			forked_from: null,
+			inherited: null,
+		});
+		// git branch -m leaves the worktree where the temporary name put it.
+		expect(r.worktree_path).toContain(
+			`t3code-${temporary.slice("t3code/".length)}`,
+		);
+		// A name the caller chose is final.
+		const named = await dispatch({
+			prompt: "tidy the readme",
+			workspace: "worktree",
+			branch: "docs/readme",
+		});
+		expect(named).toMatchObject({
+			branch: "docs/readme",
+			branch_temporary: false,
+		});
+		await wait(named.thread_id);
+		expect((await read(named.thread_id)).branch).toBe("docs/readme");
 	});
 
 	test("bad ref names, unknown worktrees and misplaced arguments are refused by name, nothing sent", async () => {
@@ -371,9 +430,31 @@ describe("titles, forks and pull requests", () => {
 		expect(fork.data.forked_from).toBe(source.thread_id);
 		expect(fork.data.thread_id).not.toBe(source.thread_id);
 		await wait(fork.data.thread_id);
-		const said = lastMessage(await read(fork.data.thread_id));
+		const forkRead = await read(fork.data.thread_id, 5);
+		const said = lastMessage(forkRead);
 		expect(said).toContain("user: the word is pineapple");
 		expect(said).toContain("user: the second word is mango");
+		// T3 copies no runs into a fork: the source's words are its inherited conversation,
+		// up to the latest stable run (idx 69176170854, 70189692800).
+		expect(forkRead.runs.map((r) => r.id)).toEqual([
+			fork.data.run_id as string,
+		]);
+		expect(forkRead.forked_from).toEqual({
+			thread_id: source.thread_id,
+			run_id: before.runs[1]?.id ?? null,
+		});
+		expect(forkRead.inherited?.messages).toEqual(
+			before.runs.flatMap((r) =>
+				r.messages.map((m) => ({ role: m.role, text: m.text })),
+			),
+		);
+		expect(forkRead.inherited?.messages.slice(0, 1)).toEqual([
+			{ role: "user", text: "the word is pineapple" },
+		]);
+		// Capped like messages: the default one turn shows the last inherited run's.
+		expect(
+			(await read(fork.data.thread_id)).inherited?.messages.map((m) => m.text),
+		).toEqual(before.runs[1]?.messages.map((m) => m.text));
 
 		// From the first run only.
 		const early = await callTool<Dispatched>(client, "t3_dispatch", {
@@ -383,11 +464,20 @@ describe("titles, forks and pull requests", () => {
 		});
 		expect(early.isError).toBe(false);
 		await wait(early.data.thread_id);
-		const earlySaid = lastMessage(await read(early.data.thread_id));
+		const earlyRead = await read(early.data.thread_id, 5);
+		const earlySaid = lastMessage(earlyRead);
 		expect(earlySaid).toContain("pineapple");
 		expect(earlySaid).not.toContain("mango");
+		expect(earlyRead.forked_from).toEqual({
+			thread_id: source.thread_id,
+			run_id: before.runs[0]?.id ?? null,
+		});
+		const earlyWords = earlyRead.inherited?.messages.map((m) => m.text);
+		expect(earlyWords).toContain("the word is pineapple");
+		expect(earlyWords?.join(" ")).not.toContain("mango");
 
 		expect(await read(source.thread_id, 5)).toEqual(before);
+		expect(before).toMatchObject({ forked_from: null, inherited: null });
 
 		// A keyed fork replays: the same fork, no second one.
 		const keyed = {

@@ -30,11 +30,11 @@ export function parallelScript(text: string): AgentScript | undefined {
 	if (text.includes(REMEMBER_PROMPT))
 		return async (io) => {
 			await io.step();
-			const { handle } = io.scope;
+			const { kit, handle } = io.scope;
 			const own = handle.thread.rows.messages
 				.filter((m) => m.runId !== handle.run.id)
 				.map((m) => ({ role: String(m.role), text: String(m.text) }));
-			const all = [...carriedConversation(handle.thread), ...own];
+			const all = [...carriedConversation(kit.store, handle.thread), ...own];
 			await io.say(
 				all.length
 					? `I remember ${all.length} earlier messages: ${all.map((m) => `${m.role}: ${m.text}`).join(" | ")}`

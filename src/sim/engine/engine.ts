@@ -55,12 +55,7 @@ export function createEngine(deps: EngineDeps): Engine {
 	/** Execute one validated command; returns the last sequence it wrote, or a failure message. */
 	function execute(c: Record<string, unknown>, type: string): number | string {
 		const threadId = String(c.threadId);
-		if (type === "thread.fork")
-			return forkThread(
-				store,
-				(input, creationSource) => newThread(store, input, creationSource),
-				c,
-			);
+		if (type === "thread.fork") return forkThread(store, c);
 		if (type === "thread.create") {
 			if (store.threads.has(threadId))
 				return `Thread ${threadId} already exists.`;

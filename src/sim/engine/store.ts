@@ -6,6 +6,7 @@
  */
 import { BUSY_RUN_STATUSES } from "../../t3/model.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
+import { visibleItemCount, visibleTurnItems } from "./visible-items.ts";
 
 /** What T3's Stop and the shell's `activeRunId` take for a run in flight (idx 70189692800). */
 export const INTERRUPTIBLE = new Set(["preparing", "starting", "running"]);
@@ -21,7 +22,8 @@ export type Collection =
 	| "messages"
 	| "turnItems"
 	| "checkpointScopes"
-	| "checkpoints";
+	| "checkpoints"
+	| "contextTransfers";
 
 const COLLECTIONS: Collection[] = [
 	"runs",
@@ -35,6 +37,7 @@ const COLLECTIONS: Collection[] = [
 	"turnItems",
 	"checkpointScopes",
 	"checkpoints",
+	"contextTransfers",
 ];
 
 export interface ThreadState {
@@ -320,7 +323,8 @@ export function createStore(options: StoreOptions = {}): Store {
 			hasActionableProposedPlan: false,
 			pendingBackgroundTasks: pendingBackgroundWork(thread, latest),
 			itemCount: items.length,
-			visibleItemCount: items.length,
+			// A fork's visible timeline also holds what it inherited (idx 70189692800).
+			visibleItemCount: visibleItemCount(threads, thread),
 			updatedAt: thread.updatedAt,
 		};
 	}
@@ -346,14 +350,8 @@ export function createStore(options: StoreOptions = {}): Store {
 			checkpointScopes: r.checkpointScopes,
 			checkpoints: r.checkpoints,
 			contextHandoffs: [],
-			contextTransfers: [],
-			visibleTurnItems: items.map((item, position) => ({
-				position,
-				visibility: "local",
-				sourceThreadId: thread.id,
-				sourceItemId: item.id,
-				item,
-			})),
+			contextTransfers: r.contextTransfers,
+			visibleTurnItems: visibleTurnItems(threads, thread),
 			updatedAt: thread.updatedAt,
 		});
 	}

@@ -1,6 +1,7 @@
 /**
- * A thread's app row: the one `thread.create`, `launchThread` and `thread.fork` write for a
- * new thread, and the patch-plus-event every thread setting command makes to it.
+ * A thread's app row: the one `thread.create` and `launchThread` write for a new thread (a fork
+ * copies its source's, thread-fork.ts), and the patch-plus-event every thread setting command
+ * makes to it.
  */
 import { BUSY_RUN_STATUSES } from "../../t3/model.ts";
 import { newId, nowIso, type Row } from "./rows.ts";
@@ -24,7 +25,12 @@ export function newThread(
 		modelSelection,
 		runtimeMode: input.runtimeMode,
 		interactionMode: input.interactionMode,
-		branch: input.branch ?? null,
+		// launchThread creates the thread on the branch its workspaceStrategy names, before any
+		// worktree exists (ThreadLaunchService `initialBranch`, idx 59486431798).
+		branch:
+			input.branch ??
+			(input.workspaceStrategy as Row | undefined)?.branch ??
+			null,
 		worktreePath: input.worktreePath ?? null,
 		activeProviderThreadId: null,
 		lineage: {

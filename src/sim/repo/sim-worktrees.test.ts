@@ -158,6 +158,91 @@ describe("workspaceStrategy", () => {
 	});
 });
 
+/**
+ * Each change of the thread's branch (or its worktree appearing) up to its first run's end, with
+ * the event that told it: [type, branch, has a worktree].
+ */
+async function branchHistory(client: RawClient, threadId: string) {
+	const stream = client.stream("orchestration.subscribeThread", {
+		threadId,
+		afterSequence: 0,
+	});
+	await stream.waitFor(
+		runEnded(`run:thread:${threadId}:ordinal:1`, "completed"),
+		3000,
+	);
+	const changes: [string, unknown, boolean][] = [];
+	for (const i of stream.items) {
+		if (i.kind !== "event" || !i.event.type.startsWith("thread.")) continue;
+		const { branch, worktreePath } = i.event.payload;
+		const last = changes.at(-1);
+		if (!last || last[1] !== branch || last[2] !== (worktreePath !== null))
+			changes.push([i.event.type, branch, worktreePath !== null]);
+	}
+	return changes;
+}
+
+describe("temporary worktree branches (ThreadLaunchService, idx 59486431798)", () => {
+	it("a t3code/<8 hex> name (sent as T3's app does, or made by the server) is renamed after provisioning; a chosen name is kept", async () => {
+		const { client, projectId } = await start();
+		const temporary = "t3code/0123abcd";
+		const sent = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: temporary,
+			},
+		});
+		// Created on the sent name, provisioned under it, then renamed in the background.
+		expect(sent.exit.value.projection.thread.branch).toBe(temporary);
+		expect(await branchHistory(client, sent.threadId)).toEqual([
+			["thread.created", temporary, false],
+			["thread.metadata-updated", temporary, true],
+			["thread.metadata-updated", "edit-a-file", true],
+		]);
+		expect(projection(sent.threadId).thread).toMatchObject({
+			branch: "edit-a-file",
+			// git branch -m leaves the worktree where it is.
+			worktreePath: "/srv/t3/demo.worktrees/t3code-0123abcd",
+		});
+
+		// No branch: the server's own temporary name; the generated one is taken, so `-1`.
+		const made = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: { type: "worktree", baseRef: "HEAD" },
+		});
+		expect(made.exit.value.projection.thread.branch).toBeNull();
+		const history = await branchHistory(client, made.threadId);
+		expect(history[1]?.[1]).toMatch(/^t3code\/[0-9a-f]{8}$/);
+		expect(history.at(-1)).toEqual([
+			"thread.metadata-updated",
+			"edit-a-file-1",
+			true,
+		]);
+
+		// The renamed branch exists in the repository: it cannot be made again.
+		const taken = await launched(client, projectId, "say hi", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: "edit-a-file",
+			},
+		});
+		await settled(client, taken.threadId, "failed");
+
+		const chosen = await launched(client, projectId, "edit a file", {
+			workspaceStrategy: {
+				type: "worktree",
+				baseRef: "HEAD",
+				branch: "topic/kept",
+			},
+		});
+		expect(await branchHistory(client, chosen.threadId)).toEqual([
+			["thread.created", "topic/kept", false],
+			["thread.metadata-updated", "topic/kept", true],
+		]);
+	});
+});
+
 describe("thread.fork and generateTitle", () => {
 	it("forks from a settled run; refuses a missing run; the fork carries lineage", async () => {
 		const { client, projectId } = await start();
@@ -176,7 +261,10 @@ describe("thread.fork and generateTitle", () => {
 			targetThreadId: target,
 			sourcePoint: { type: "run", runId: "run:none" },
 		});
-		expect(JSON.stringify(missing)).toContain("Run run:none was not found");
+		// T3's texts (idx 70105834407, 69176170854).
+		expect(JSON.stringify(missing)).toContain(
+			"No stable source run was found for fork source run.",
+		);
 		const ok = await client.call("orchestration.dispatchCommand", {
 			type: "thread.fork",
 			commandId: crypto.randomUUID(),
@@ -187,7 +275,7 @@ describe("thread.fork and generateTitle", () => {
 		expect(ok._tag).toBe("Success");
 		expect(projection(target).thread).toMatchObject({
 			lineage: { parentThreadId: threadId, relationshipToParent: "fork" },
-			forkedFrom: { threadId, runId },
+			forkedFrom: { type: "run", threadId, runId },
 		});
 		expect(projection(target).runs).toEqual([]);
 	});

@@ -14,6 +14,9 @@
  * worktree starts from the base ref's commit, as `git worktree add` does, and T3's own
  * preparation (`prepareWorktreeBase`, GitWorkflowService in 0.1.x) only resolves the base ref
  * (fetching it with `startFromOrigin`): no dirty-state failure is modelled because T3 has none.
+ * Without a branch T3 provisions under a temporary `t3code/<8 hex>` name and renames it once a
+ * name is generated (`ThreadLaunchService`, REVIEW-fa93027.md §2a, idx 59486431798): the git
+ * side of that rename is `renameBranch` here; run-lifecycle.ts schedules it.
  */
 import type { ProjectState, Store, ThreadState } from "../engine/store.ts";
 import { attachTree, mirrorInto, SEED, type Tree } from "./workspace.ts";
@@ -38,6 +41,19 @@ interface Repo {
 export interface WorktreeRequest {
 	baseRef: string;
 	branch: string | null;
+}
+
+/** T3's `isTemporaryWorktreeBranch`: `t3code/` and 8 hex, trimmed and lower-cased (idx 52891971135). */
+export function isTemporaryBranch(branch: unknown): boolean {
+	return (
+		typeof branch === "string" &&
+		/^t3code\/[0-9a-f]{8}$/.test(branch.trim().toLowerCase())
+	);
+}
+
+/** T3's server-invented name: `t3code/` and a random UUID's first 8 hex digits (idx 59486431798). */
+function temporaryBranch(): string {
+	return `t3code/${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
 }
 
 const repos = new WeakMap<ProjectState, Repo>();
@@ -137,8 +153,7 @@ export function prepareWorktree(
 	const repo = repoOf(project);
 	const base = resolveRef(repo, request.baseRef);
 	if (!base) return `fatal: invalid reference: ${request.baseRef}`;
-	const branch =
-		request.branch ?? `t3code/${thread.id.replace(/^thread-/, "").slice(0, 8)}`;
+	const branch = request.branch ?? temporaryBranch();
 	if (repo.branches.has(branch))
 		return `fatal: a branch named '${branch}' already exists`;
 	const path = `${String(project.row.workspaceRoot).replace(/\/$/, "")}.worktrees/${branch.replaceAll("/", "-")}`;
@@ -149,6 +164,34 @@ export function prepareWorktree(
 	thread.app = { ...thread.app, branch, worktreePath: path };
 	attachTree(thread, wt.files);
 	return undefined;
+}
+
+/**
+ * `git branch -m` of a thread's worktree branch, as T3's `renameBranch` does it: a name already
+ * taken gets the first free `-1` … `-100` suffix (`resolveAvailableBranchName`, idx 55415394429).
+ * Returns the name the branch now has, or undefined when there is nothing to rename.
+ */
+export function renameBranch(
+	store: Store,
+	thread: ThreadState,
+	wanted: string,
+): string | undefined {
+	const project = projectOf(store, thread);
+	const path = thread.app.worktreePath;
+	if (!project || typeof path !== "string") return undefined;
+	const repo = repoOf(project);
+	const wt = repo.worktrees.get(path);
+	const tree = wt && repo.branches.get(wt.branch);
+	if (!wt || !tree) return undefined;
+	if (wt.branch === wanted) return wanted;
+	let name = wanted;
+	for (let n = 1; repo.branches.has(name) && n <= 100; n += 1)
+		name = `${wanted}-${n}`;
+	if (repo.branches.has(name)) return undefined;
+	repo.branches.delete(wt.branch);
+	repo.branches.set(name, tree);
+	wt.branch = name;
+	return name;
 }
 
 /** What `git status` says in the thread's checkout: the files changed since its branch's commit. */

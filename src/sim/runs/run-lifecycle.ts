@@ -40,6 +40,7 @@ import { Cancelled } from "../engine/scheduler.ts";
 import type { EventEnvelope, ThreadState } from "../engine/store.ts";
 import { captureCheckpoint } from "../repo/workspace.ts";
 import { prepareWorktree } from "../repo/worktrees.ts";
+import { scheduleBranchRename } from "./branch-rename.ts";
 import {
 	addItem,
 	put,
@@ -72,10 +73,12 @@ export async function driveRun(
 			await step();
 			const refused = prepareWorktree(kit.store, h.thread);
 			if (refused) return failPreparation(kit, h, failRun, refused);
-			if (h.thread.app.worktreePath)
+			if (h.thread.app.worktreePath) {
 				kit.store.appendThreadEvent(h.thread, "thread.metadata-updated", {
 					providerInstanceId: h.instanceId,
 				});
+				scheduleBranchRename(kit, h);
+			}
 			const prep = h.thread.rows.turnItems.find(
 				(i) => i.type === "command_execution" && i.runId === h.run.id,
 			);

@@ -53,6 +53,33 @@ describe("followed projection", () => {
 		expect(view.activity().status).toBe("completed");
 	});
 
+	test("a fork's inherited rows and marker stay (no event of the fork changes them); its own rows do not", () => {
+		const row = (visibility: string, id: string) => ({
+			position: 0,
+			visibility,
+			sourceThreadId: "src",
+			sourceItemId: id,
+			item: { id, type: "user_message", text: id, runId: null },
+		});
+		const view = createFollowedProjection(
+			decodeThreadProjection({
+				...projection,
+				visibleTurnItems: [
+					row("inherited", "i1"),
+					row("synthetic", "marker"),
+					row("local", "own"),
+				],
+			}),
+		);
+		const served = view.projection() as unknown as {
+			visibleTurnItems: { sourceItemId: string }[];
+		};
+		expect(served.visibleTurnItems.map((r) => r.sourceItemId)).toEqual([
+			"i1",
+			"marker",
+		]);
+	});
+
 	test("its latest message: the newest with text, kept current as messages stream in", () => {
 		const view = createFollowedProjection(projection);
 		expect(view.latestMessage()).toMatchObject({ id: "m1", text: "hi" });

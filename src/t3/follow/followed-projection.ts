@@ -118,11 +118,20 @@ export function createFollowedProjection(
 	let cached: ThreadProjection | null = null;
 	let cachedActivity: Activity | null = null;
 	let cachedMessage: ThreadShell["latestVisibleMessage"] | undefined;
-	// Only the snapshot's other fields are kept: its lists live on as `rows`, and its derived
-	// timeline (`visibleTurnItems`, often as large as the rest) is not kept current, so it is
-	// left out rather than served stale (the connector reads `turnItems`).
+	// Only the snapshot's other fields are kept: its lists live on as `rows`. Of its derived
+	// timeline (`visibleTurnItems`, often as large as the rest) only the rows that are not the
+	// thread's own stay: a fork's inherited prefix and marker, fixed at the forked run, which no
+	// event of the fork changes (idx 70189692800). Its own rows would go stale; `turnItems` has them.
 	const others: Record<string, unknown> = { ...snapshot };
-	delete others.visibleTurnItems;
+	const inherited = Array.isArray(snapshot.visibleTurnItems)
+		? snapshot.visibleTurnItems.filter((row) =>
+				["inherited", "synthetic"].includes(
+					String((row as { visibility?: unknown } | null)?.visibility),
+				),
+			)
+		: [];
+	if (inherited.length > 0) others.visibleTurnItems = inherited;
+	else delete others.visibleTurnItems;
 	for (const name of COLLECTIONS) delete others[name];
 
 	const values = <T>(name: string) =>

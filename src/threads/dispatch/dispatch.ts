@@ -73,6 +73,8 @@ export type DispatchResult = {
 	/** The thread's branch (as asked or assigned) and worktree; null until T3 says. */
 	branch: string | null;
 	worktree_path: string | null;
+	/** The branch is T3's temporary `t3code/<8 hex>` name, which T3 renames once (workspace.ts). */
+	branch_temporary: boolean;
 	/** The thread this one was forked from, or null. */
 	forked_from: string | null;
 };

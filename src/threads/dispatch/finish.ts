@@ -11,7 +11,7 @@ import { projectRef } from "../shapes.ts";
 import { deliveredAs } from "./delivered-as.ts";
 import type { DispatchResult } from "./dispatch.ts";
 import { forkedFrom } from "./fork.ts";
-import { placeShape } from "./workspace.ts";
+import { isTemporaryBranch, placeShape } from "./workspace.ts";
 
 export function finish(
 	deps: ThreadDeps,
@@ -23,6 +23,10 @@ export function finish(
 	before?: ThreadProjection,
 ): DispatchResult {
 	const run = findRunByMessageId(projection, record.message_id);
+	const place = placeShape({
+		...projection.thread,
+		branch: projection.thread.branch ?? requestedBranch(record),
+	});
 	if (run)
 		deps.dispatches.setRun(
 			record.command_id,
@@ -47,10 +51,8 @@ export function finish(
 			projection,
 			before,
 		),
-		...placeShape({
-			...projection.thread,
-			branch: projection.thread.branch ?? requestedBranch(record),
-		}),
+		...place,
+		branch_temporary: isTemporaryBranch(place.branch),
 		forked_from: forkedFrom(projection.thread),
 	};
 }

@@ -4,6 +4,7 @@
  * RELEASED-0.1.md §3). The source is not changed. A server without the command (the
  * pre-release engine dies on it) is said plainly.
  */
+import { forkOrigin } from "../../t3/derive/fork-origin.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadShell } from "../../t3/model.ts";
 import { t3Reason } from "../control/manage.ts";
@@ -85,19 +86,7 @@ export async function forkThread(
 	return { targetId, projectId: project.id };
 }
 
-/** The thread a thread was forked from, as T3 reports it (lineage, or `forkedFrom`), or null. */
+/** The thread a thread was forked from, as T3 reports it (`forkedFrom`, or lineage), or null. */
 export function forkedFrom(thread: ThreadShell): string | null {
-	const lineage = thread.lineage as
-		| { parentThreadId?: unknown; relationshipToParent?: unknown }
-		| undefined;
-	if (
-		lineage?.relationshipToParent === "fork" &&
-		typeof lineage.parentThreadId === "string"
-	)
-		return lineage.parentThreadId;
-	const from = thread.forkedFrom as { threadId?: unknown } | string | null;
-	if (typeof from === "string" && from !== "") return from;
-	if (from && typeof from === "object" && typeof from.threadId === "string")
-		return from.threadId;
-	return null;
+	return forkOrigin(thread)?.thread_id ?? null;
 }

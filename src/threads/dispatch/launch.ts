@@ -41,7 +41,12 @@ export async function launch(
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
 	const project = resolveProject(deps, entry, args.project);
-	const workspaceStrategy = strategyFor(args, project, entry.machine.threads());
+	const workspaceStrategy = strategyFor(
+		args,
+		project,
+		entry.machine.threads(),
+		deps.newId,
+	);
 	const modelSelection = await checkSelection(
 		deps,
 		entry,

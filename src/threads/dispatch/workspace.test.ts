@@ -2,8 +2,10 @@ import { describe, expect, test } from "bun:test";
 import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
 import {
 	defaultWorkspace,
+	isTemporaryBranch,
 	knownWorktrees,
 	refProblem,
+	temporaryBranchName,
 	workspaceStrategy,
 } from "./workspace.ts";
 
@@ -68,9 +70,18 @@ describe("workspaceStrategy", () => {
 		expect(workspaceStrategy({}, project, [])).toEqual({ type: "root" });
 		const wt = { ...project, defaultThreadEnvMode: "worktree" };
 		expect(defaultWorkspace(wt)).toBe("worktree");
-		expect(workspaceStrategy({}, wt, [])).toEqual({
+		// Without a branch: a temporary t3code/<8 hex> name, as T3's app sends (T3 renames it).
+		expect(
+			workspaceStrategy(
+				{},
+				wt,
+				[],
+				() => "0A1B2C3D-4e5f-6789-abcd-ef0123456789",
+			),
+		).toEqual({
 			type: "worktree",
 			baseRef: "HEAD",
+			branch: "t3code/0a1b2c3d",
 		});
 		expect(
 			workspaceStrategy(
@@ -79,6 +90,24 @@ describe("workspaceStrategy", () => {
 				[],
 			),
 		).toEqual({ type: "worktree", baseRef: "develop", branch: "x/y" });
+	});
+	test("temporary branches: T3's t3code/<8 hex> shape, whoever made the name", () => {
+		const made = workspaceStrategy({ workspace: "worktree" }, project, []);
+		expect(made.branch).toEqual(expect.stringMatching(/^t3code\/[0-9a-f]{8}$/));
+		expect(isTemporaryBranch(made.branch as string)).toBe(true);
+		// An id with too few hex digits still gives 8.
+		expect(temporaryBranchName("id-1")).toMatch(/^t3code\/[0-9a-f]{8}$/);
+		for (const name of ["t3code/abcdef12", " T3CODE/ABCDEF12 "])
+			expect([name, isTemporaryBranch(name)]).toEqual([name, true]);
+		for (const name of [
+			"t3code/abcdef1",
+			"t3code/abcdef123",
+			"t3code/add-login",
+			"feature/abcdef12",
+			"edit-a-file",
+		])
+			expect([name, isTemporaryBranch(name)]).toEqual([name, false]);
+		expect(isTemporaryBranch(null)).toBe(false);
 	});
 	test("an existing worktree only where a thread of the project reports it", () => {
 		const threads = [

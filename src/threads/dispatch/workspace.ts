@@ -3,7 +3,9 @@
  * the project's root checkout or a git worktree on its own branch, as `launchThread`'s
  * `workspaceStrategy` (PROTOCOL.md §5.2, RELEASED-0.1.md §3). Refs are checked against git's
  * `check-ref-format` rules before anything is sent, and an existing worktree must be one T3
- * reports for that project.
+ * reports for that project. A new worktree without `branch` gets a temporary `t3code/<8 hex>`
+ * name, as T3's app sends (`buildTemporaryWorktreeBranchName`, idx 53147870045), which T3
+ * renames once it has generated a name (REVIEW-fa93027.md §2a, idx 59486431798).
  */
 import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
 import { maskSecrets } from "../../util/redact.ts";
@@ -26,6 +28,26 @@ const WORKSPACE_ARGS = [
 	"branch",
 	"worktree_path",
 ] as const;
+
+/**
+ * Whether T3 may still rename this branch: T3's `isTemporaryWorktreeBranch` (`t3code/` and 8 hex
+ * digits, trimmed, any case; idx 52891971135) is exactly what its background rename replaces,
+ * whoever made the name (we, T3's app or the server). Any other name is final; a temporary one
+ * sticks if T3's generation or rename fails, so it stays temporary then.
+ */
+export function isTemporaryBranch(branch: string | null): boolean {
+	return (
+		branch !== null && /^t3code\/[0-9a-f]{8}$/.test(branch.trim().toLowerCase())
+	);
+}
+
+/** A temporary branch name as T3's app makes one: `t3code/` and 8 lowercase hex digits of an id. */
+export function temporaryBranchName(id: string): string {
+	const hex = id.toLowerCase().replace(/[^0-9a-f]/g, "");
+	const token =
+		hex.length >= 8 ? hex.slice(0, 8) : crypto.randomUUID().slice(0, 8);
+	return `t3code/${token}`;
+}
 
 /** Why `name` is not a valid git ref name (git check-ref-format), or null. */
 export function refProblem(name: string): string | null {
@@ -94,12 +116,14 @@ export function knownWorktrees(
 
 /**
  * The `workspaceStrategy` a new thread launches with. A new worktree starts from `base_ref`,
- * default `HEAD` (the project's current branch), on `branch` (default T3's choice).
+ * default `HEAD` (the project's current branch), on `branch`, else on a temporary name (`newId`
+ * supplies its hex) that T3 renames after the launch, as it does for its own app.
  */
 export function workspaceStrategy(
 	args: WorkspaceArgs,
 	project: ProjectShell,
 	threads: readonly ThreadShell[],
+	newId: () => string = () => crypto.randomUUID(),
 ): Record<string, unknown> {
 	checkRef("base_ref", args.base_ref);
 	checkRef("branch", args.branch);
@@ -133,7 +157,7 @@ export function workspaceStrategy(
 	return {
 		type: "worktree",
 		baseRef: args.base_ref ?? "HEAD",
-		...(args.branch !== undefined ? { branch: args.branch } : {}),
+		branch: args.branch ?? temporaryBranchName(newId()),
 	};
 }
 

@@ -13,11 +13,12 @@ import {
 	runDetails,
 	runError,
 } from "../../t3/derive/derive.ts";
+import { forkOrigin, inheritedMessages } from "../../t3/derive/fork-origin.ts";
 import { NO_FAILURE, runFailure } from "../../t3/derive/run-failure.ts";
 import { projectionBackgroundTasks } from "../../t3/derive/stop-target.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
-import { placeShape } from "../dispatch/workspace.ts";
+import { isTemporaryBranch, placeShape } from "../dispatch/workspace.ts";
 import { locateThread, readDetail } from "../locate.ts";
 import { appUrl, projectRef, questionShape } from "../shapes.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
@@ -57,6 +58,11 @@ export async function readThread(
 	const latest = runs.at(-1) ?? null;
 	const session = projection.providerSessions.at(-1);
 	const selection = thread.modelSelection ?? latest?.modelSelection ?? null;
+	const place = placeShape({
+		branch: thread.branch ?? projection.thread.branch,
+		worktreePath: thread.worktreePath ?? projection.thread.worktreePath,
+	});
+	const origin = forkOrigin(thread) ?? forkOrigin(projection.thread);
 	const failureOf = (run: (typeof runs)[number]) =>
 		run.status === "failed"
 			? runFailure(projection, run.id, located.shell)
@@ -115,10 +121,18 @@ export async function readThread(
 				machine: located.entry.config.name,
 			}),
 		),
-		...placeShape({
-			branch: thread.branch ?? projection.thread.branch,
-			worktreePath: thread.worktreePath ?? projection.thread.worktreePath,
-		}),
+		...place,
+		branch_temporary: isTemporaryBranch(place.branch),
+		forked_from: origin,
+		// T3 keeps a fork's inherited conversation out of its runs (fork-origin.ts).
+		inherited: origin
+			? {
+					messages: inheritedMessages(projection, turns).map((m) => ({
+						role: m.role,
+						text: capText(m.text, cap),
+					})),
+				}
+			: null,
 		pull_requests: pullRequestsOf(
 			thread.pullRequests !== undefined ? thread : projection.thread,
 		),
@@ -146,6 +160,7 @@ export async function readThread(
 /** The texts dominate a result's size; counting them is much cheaper than serialising it. */
 function roughSize(result: {
 	queued: { text: string }[];
+	inherited: { messages: { text: string }[] } | null;
 	runs: {
 		messages: { text: string }[];
 		notices: { text: string }[];
@@ -155,6 +170,7 @@ function roughSize(result: {
 }) {
 	let size = 2_000;
 	for (const q of result.queued) size += 200 + q.text.length;
+	for (const m of result.inherited?.messages ?? []) size += 200 + m.text.length;
 	for (const run of result.runs) {
 		size +=
 			200 *

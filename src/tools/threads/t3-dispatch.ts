@@ -231,6 +231,11 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"The worktree the thread works in; null for the root checkout and until T3 has prepared it (t3_thread shows it then).",
 			),
+		branch_temporary: z
+			.boolean()
+			.describe(
+				"The branch is T3's temporary t3code/<8 hex> name (sent for a worktree without branch, as T3's app does); T3 renames it once after the launch, where it can. t3_thread shows the new name.",
+			),
 		forked_from: z
 			.string()
 			.nullable()

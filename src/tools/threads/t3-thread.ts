@@ -16,7 +16,7 @@ export const t3Thread = defineTool({
 	name: "t3_thread",
 	title: "Read a T3 thread",
 	description:
-		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, the follow-ups still queued (queued, with their text), and the pending question if any. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
+		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, the follow-ups still queued (queued, with their text), and the pending question if any. A fork also shows forked_from and the source conversation it inherited. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		turns: z
@@ -146,6 +146,33 @@ export const t3Thread = defineTool({
 			.nullable()
 			.describe(
 				"The git worktree the thread works in; null for the project's root checkout (or until T3 has prepared it).",
+			),
+		branch_temporary: z
+			.boolean()
+			.describe(
+				"The branch is T3's temporary t3code/<8 hex> name: T3 renames it once, after the thread's launch, where it can.",
+			),
+		forked_from: z
+			.object({
+				thread_id: z.string(),
+				run_id: z
+					.string()
+					.nullable()
+					.describe(
+						"The source's run the fork continues from (null: T3 did not say).",
+					),
+			})
+			.nullable()
+			.describe(
+				"The thread this one was forked from (t3_dispatch fork_of), else null.",
+			),
+		inherited: z
+			.object({
+				messages: z.array(z.object({ role: z.string(), text: z.string() })),
+			})
+			.nullable()
+			.describe(
+				"A fork's conversation from its source up to the fork point (T3 keeps it out of runs): the messages of its last `turns` runs, texts shortened like runs' messages. Null when not a fork.",
 			),
 		pull_requests: z
 			.array(
