@@ -1,27 +1,14 @@
 import { describe, expect, it } from "bun:test";
-import type { MachineConfig } from "../config/types.ts";
+import { fakeMachineConfig } from "../../test/helpers/fake-machine.ts";
 import type { Machine } from "../t3/machine-api.ts";
 import { createFleet } from "./fleet.ts";
-
-function config(name: string): MachineConfig {
-	return {
-		name,
-		url: "http://127.0.0.1:1",
-		tokenEnv: "T",
-		tokenFile: null,
-		token: "t",
-		projects: ["*"],
-		model: null,
-		options: [],
-	} as MachineConfig;
-}
 
 /** Machines that count starts and settle only when the test says so. */
 function machines(count: number) {
 	const started: string[] = [];
 	const settle = new Map<string, () => void>();
 	const fleet = createFleet(
-		Array.from({ length: count }, (_, i) => config(`m${i}`)),
+		Array.from({ length: count }, (_, i) => fakeMachineConfig(`m${i}`)),
 		(c) =>
 			({
 				name: c.name,

@@ -95,6 +95,24 @@ export function locateIn(
 	return undefined;
 }
 
+/**
+ * The entry's allowed projects, filtered once per project list (a machine's shell keeps one
+ * array until a project changes): the same list comes back as the same array, which is what
+ * `t3_machines` and `t3_threads` compare to know nothing changed.
+ */
+export function allowedProjects(
+	entry: FleetMachine,
+	memo: WeakMap<ProjectShell[], ProjectShell[]>,
+): ProjectShell[] {
+	const all = entry.machine.projects();
+	let allowed = memo.get(all);
+	if (!allowed) {
+		allowed = all.filter((p) => entry.allows(p));
+		memo.set(all, allowed);
+	}
+	return allowed;
+}
+
 export function createFleet(
 	machines: MachineConfig[],
 	createMachine: (config: MachineConfig) => Machine,
@@ -132,16 +150,7 @@ export function createFleet(
 		list: () => entries,
 		get: (name) => byName.get(name),
 		names: () => entries.map((e) => e.config.name),
-		projects: (entry) => {
-			// Filtered once per project list (a machine's shell keeps one until a project changes).
-			const all = entry.machine.projects();
-			let allowed = allowedOf.get(all);
-			if (!allowed) {
-				allowed = all.filter((p) => entry.allows(p));
-				allowedOf.set(all, allowed);
-			}
-			return allowed;
-		},
+		projects: (entry) => allowedProjects(entry, allowedOf),
 		project,
 		allowsRecord(record) {
 			const entry = byName.get(record.machine);

@@ -11,6 +11,7 @@ import {
 } from "../config/fnmatch.ts";
 import type { ClientConfig } from "../config/types.ts";
 import {
+	allowedProjects,
 	type Fleet,
 	type FleetMachine,
 	locateIn,
@@ -69,15 +70,7 @@ export function scopeFleet(fleet: Fleet, client: ClientConfig): Fleet {
 		names: () => entries.map((e) => e.config.name),
 		projects: (entry) => {
 			const mine = own(entry);
-			if (!mine) return [];
-			// One array per project list, as the whole fleet's (t3_machines compares them).
-			const all = mine.machine.projects();
-			let allowed = allowedOf.get(all);
-			if (!allowed) {
-				allowed = all.filter((p) => mine.allows(p));
-				allowedOf.set(all, allowed);
-			}
-			return allowed;
+			return mine ? allowedProjects(mine, allowedOf) : [];
 		},
 		project: projectOf,
 		allowsRecord(record) {

@@ -2,6 +2,7 @@
  * A fleet of one fake machine serving a fixed shell and projection, for unit tests of the
  * thread and event logic without a network. `emit` plays a shell change to its listeners.
  */
+import type { MachineConfig } from "../../src/config/types.ts";
 import { createFleet, type Fleet } from "../../src/fleet/fleet.ts";
 import type {
 	Machine,
@@ -41,6 +42,23 @@ export function fakeFleet(
 	});
 }
 
+/** A machine's config as the fleet takes it: every project allowed, token "t". */
+export function fakeMachineConfig(
+	name: string,
+	url = "http://127.0.0.1:1",
+): MachineConfig {
+	return {
+		name,
+		url,
+		tokenEnv: "T",
+		tokenFile: null,
+		token: "t",
+		projects: ["*"],
+		model: null,
+		options: [],
+	} as MachineConfig;
+}
+
 /**
  * A fleet of one machine "m" made of `parts` (the Machine methods a test needs) plus `onChange`,
  * whose listeners `emit` calls.
@@ -57,18 +75,7 @@ export function fakeFleetOf(parts: Record<string, unknown>) {
 		...parts,
 	} as unknown as Machine;
 	const fleet = createFleet(
-		[
-			{
-				name: "m",
-				url: machine.url,
-				tokenEnv: "T",
-				tokenFile: null,
-				token: "t",
-				projects: ["*"],
-				model: null,
-				options: [],
-			},
-		],
+		[fakeMachineConfig("m", machine.url)],
 		() => machine,
 	);
 	const entry = fleet.list()[0] as ReturnType<Fleet["list"]>[number];
