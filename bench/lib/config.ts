@@ -38,6 +38,8 @@ export const config = {
 	/** The same load first, unmeasured: a long-running server's JIT, heap and WAL are warm. */
 	throughputWarmS: num("BENCH_THROUGHPUT_WARM_S", 10, 2),
 	updatesPerS: num("BENCH_UPDATES_PER_S", 1_000, 1_000),
+	/** Machines the load bench spreads its runs over (`BENCH_ONLY=throughput` at 500: issue 27). */
+	loadMachines: num("BENCH_LOAD_MACHINES", 10, 10),
 	loadS: num("BENCH_LOAD_S", 60, 5),
 	loadWaiters: num("BENCH_LOAD_WAITERS", 50, 50),
 	dispatchesPerS: num("BENCH_DISPATCH_PER_S", 20, 20),
