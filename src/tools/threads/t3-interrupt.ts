@@ -9,7 +9,7 @@ export const t3Interrupt = defineTool({
 	name: "t3_interrupt",
 	title: "Interrupt a T3 run",
 	description:
-		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. If nothing is running, says so with interrupted: false.',
+		'Ask T3 to interrupt the active run of a thread. Follow-ups queued behind it then start in order, unless hold_queue is true: then they wait until t3_manage with action "resume_queue". Returns the run interrupted, its status as T3 reports it right after the request (the run may take a moment to stop: call t3_wait for the final outcome), and the queued runs with whether they are held. When the run has ended but its background work is still going, stops that work as the Stop button in T3 does. If nothing is running (a run waiting on its next turn is not running), says so with interrupted: false.',
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		hold_queue: z
