@@ -4,10 +4,12 @@
  * WAL + FULL sync so "recorded" means "on disk" even across power loss; migrations are
  * numbered in code and applied in one transaction each.
  */
+
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
+import { maskBoundTexts } from "./masking-net.ts";
 
 /**
  * Masks every text from outside already in the file, once (CONTRACT.md "HTTP"): rows written
@@ -220,6 +222,8 @@ export function openDb(path: string): Db {
 	db.exec("PRAGMA synchronous = FULL");
 	db.exec("PRAGMA foreign_keys = ON");
 	migrate(db);
+	// From here on no configured secret is bound to a statement unmasked (masking-net.ts).
+	maskBoundTexts(db);
 	const { application_id } = db.query("PRAGMA application_id").get() as {
 		application_id: number;
 	};

@@ -8,6 +8,8 @@
  * with the hook's secrets has them masked in /healthz and the log. Ordinary code in a message
  * (`Authorization: \`Bearer ${token}\``) comes through unchanged.
  */
+
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -350,6 +352,20 @@ describe("the hostile simulator echoes the bearer into everything it sends", () 
 		expect(deleted.isError).toBe(false);
 	}, 30_000);
 
+	test("an attachment whose reference T3 answers with the bearer in its name", async () => {
+		const { wait } = await dispatchAndWait("hello with a file", {
+			attachments: [
+				{
+					name: "notes.txt",
+					mime_type: "text/plain",
+					data: Buffer.from("some notes").toString("base64"),
+				},
+			],
+		});
+		expect(wait.outcome).toBe("completed");
+		// What the state file then holds is scanned below, table by table.
+	}, 30_000);
+
 	test("a message split across stream updates: progress lines while it streams, the text it stopped at", async () => {
 		const d = await call<{ thread_id: string }>("t3_dispatch", {
 			machine: "slow",
@@ -520,6 +536,43 @@ describe("no piece of a secret anywhere", () => {
 			});
 			expect(out).toContain("evil");
 			expectNoPiece(out);
+		}
+	}, 30_000);
+
+	test("in every column of every table of the state file", () => {
+		const db = new Database(stack.statePath, { readonly: true });
+		try {
+			const tables = db
+				.query<{ name: string }, []>(
+					"SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+				)
+				.all()
+				.map((t) => t.name);
+			// The tables this session wrote T3's text to are among them (not an empty scan).
+			expect(tables).toEqual(
+				expect.arrayContaining([
+					"threads",
+					"dispatches",
+					"events",
+					"operations",
+				]),
+			);
+			for (const table of tables)
+				for (const row of db.query(`SELECT * FROM "${table}"`).all() as Record<
+					string,
+					unknown
+				>[])
+					for (const [column, value] of Object.entries(row))
+						if (typeof value === "string")
+							try {
+								expectNoPiece(value);
+							} catch (error) {
+								throw new Error(
+									`${table}.${column}: ${(error as Error).message}`,
+								);
+							}
+		} finally {
+			db.close();
 		}
 	}, 30_000);
 

@@ -109,6 +109,10 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 		if (key === "output") return text(value, false);
 		if (key === "diff") return diff(value);
 		if (SHORT_KEYS.has(key)) return `${value} ${bearer}`;
+		// An attachment reference (`persistChatAttachments`): its name comes back as T3 keeps it,
+		// and the connector stores the reference with its dispatch.
+		if (key === "name" && typeof owner.mimeType === "string")
+			return `${value} ${bearer}`;
 		const errorBody =
 			typeof owner._tag === "string" && owner._tag.endsWith("Error");
 		// An error text is often the same for every run ("agent failure"): where the bearer
