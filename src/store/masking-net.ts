@@ -27,6 +27,9 @@ function maskParam(value: unknown): unknown {
 		value instanceof ArrayBuffer
 	)
 		return value;
+	// Positional parameters as one array: `run([a, b])`.
+	if (Array.isArray(value))
+		return value.map((v) => (typeof v === "string" ? maskText(v) : v));
 	// Named parameters: `{ $id: …, name: … }`.
 	const out: Record<string, unknown> = {};
 	for (const [key, v] of Object.entries(value))
@@ -65,4 +68,10 @@ export function maskBoundTexts(db: Database): void {
 		masked(
 			(prepare as (sql: string, ...p: unknown[]) => Statement)(sql, ...params),
 		)) as Database["prepare"];
+	// `run` (and its alias `exec`) binds values too: `db.run("INSERT … (?)", [text])`.
+	const run = db.run.bind(db) as (sql: string, ...p: unknown[]) => unknown;
+	const runMasked = ((sql: string, ...params: unknown[]) =>
+		run(sql, ...params.map(maskParam))) as Database["run"];
+	db.run = runMasked;
+	db.exec = runMasked;
 }

@@ -12,17 +12,21 @@
  *   must come through unchanged; a message still streaming ends with only a piece of it, so the
  *   secret is split across the stream's updates;
  * - diffs: a line with the bearer in every hunk, and a line of ordinary code;
+ * - attachment names and branch names: the bearer appended;
  * - error texts (`message`, `reason` of error bodies, `lastError`, defects): the bearer
  *   straddling the 200 and 500 character cuts of error text.
  *
  * How much of the bearer comes before each cut is `shift` + 1 characters when given, else it
  * follows the original text's length (and an error's owner id), so texts of different lengths
- * cover every position.
+ * cover every position. `echo` adds other secrets T3 could have been told (the webhook's secret,
+ * the connector's own bearer): each is written whole before the bearer wherever it is appended.
  */
 
 export interface HostileOptions {
 	/** Characters of the bearer before each cut, minus one (0 … length − 2); default varies. */
 	shift?: number;
+	/** More texts echoed whole before the bearer (default none). */
+	echo?: string[];
 }
 
 export interface Hostile {
@@ -64,6 +68,7 @@ function idHash(owner: Record<string, unknown>): number {
 
 export function createHostile(options: HostileOptions = {}): Hostile {
 	let bearer = "";
+	const also = (options.echo ?? []).map((e) => `${e} `).join("");
 
 	/** `text` then the bearer so that it straddles each cut; `vary` moves where. */
 	function straddle(text: string, cuts: number[], vary = 0): string {
@@ -84,9 +89,9 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 		if (streaming) {
 			// Split across the stream's updates: each ends with a growing piece of the bearer.
 			const piece = 5 + (orig.length % Math.max(1, bearer.length - 5));
-			return `${orig} ${bearer.slice(0, Math.min(piece, bearer.length - 1))}`;
+			return `${orig} ${also}${bearer.slice(0, Math.min(piece, bearer.length - 1))}`;
 		}
-		const first = straddle(`${orig} ${bearer}`, TEXT_CUTS.slice(0, 1));
+		const first = straddle(`${orig} ${also}${bearer}`, TEXT_CUTS.slice(0, 1));
 		// Ends past the last cut, so every cap cuts it.
 		return `${straddle(`${first}\n${HOSTILE_CODE}\n`, TEXT_CUTS.slice(1))}${"·".repeat(300)} (end of hostile text)`;
 	}
@@ -103,22 +108,24 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 		value: string,
 		owner: Record<string, unknown>,
 	): string {
-		if (key === "title") return straddle(`${value} ${bearer}`, TITLE_CUTS);
+		if (key === "title")
+			return straddle(`${value} ${also}${bearer}`, TITLE_CUTS);
 		if (key === "text") return text(value, owner.streaming === true);
 		// A tool's whole output (`getTurnItem`) is cut like message texts.
 		if (key === "output") return text(value, false);
 		if (key === "diff") return diff(value);
-		if (SHORT_KEYS.has(key)) return `${value} ${bearer}`;
+		if (SHORT_KEYS.has(key)) return `${value} ${also}${bearer}`;
 		// An attachment reference (`persistChatAttachments`): its name comes back as T3 keeps it,
-		// and the connector stores the reference with its dispatch.
-		if (key === "name" && typeof owner.mimeType === "string")
-			return `${value} ${bearer}`;
+		// and the connector stores the reference with its dispatch. A branch is named by T3 too
+		// (a temporary one, a rename).
+		if ((key === "name" && typeof owner.mimeType === "string") || key === "branch")
+			return `${value} ${also}${bearer}`;
 		const errorBody =
 			typeof owner._tag === "string" && owner._tag.endsWith("Error");
 		// An error text is often the same for every run ("agent failure"): where the bearer
 		// sits follows its owner's id too, so runs cover the positions.
 		if (ERROR_KEYS.has(key) || (key === "reason" && errorBody))
-			return straddle(`${value} ${bearer}`, ERROR_CUTS, idHash(owner));
+			return straddle(`${value} ${also}${bearer}`, ERROR_CUTS, idHash(owner));
 		return value;
 	}
 

@@ -71,18 +71,26 @@ export const t3Machines = defineTool({
 	},
 	async handler(_args, { client }, { fleet, stateNote }) {
 		// Right after start-up a machine is still connecting; a moment usually settles it.
-		const connecting = fleet
-			.list()
-			.filter((e) => e.machine.status().state === "connecting");
-		await Promise.all(
-			connecting.map((e) => e.machine.ready(SETTLE_MS).catch(() => {})),
-		);
-		// The same answer while nothing in it changed: statuses and project lists are replaced,
-		// never changed in place, so comparing them is a few hundred identity checks, where
-		// shaping and masking 500 machines' rows again was most of the call.
+		const connecting: Promise<unknown>[] = [];
+		for (const e of fleet.list())
+			if (e.machine.status().state === "connecting")
+				connecting.push(e.machine.ready(SETTLE_MS).catch(() => {}));
+		if (connecting.length > 0) await Promise.all(connecting);
+		// The same answer while nothing in it changed: what each row shows of its status, and
+		// its project list (replaced, never changed in place, when a project changes). A status
+		// is replaced at every shell event (its last_event_at), which the rows do not show.
 		const parts: unknown[] = [stateNote, client];
-		for (const entry of fleet.list())
-			parts.push(entry, entry.machine.status(), fleet.projects(entry));
+		for (const entry of fleet.list()) {
+			const status = entry.machine.status();
+			parts.push(
+				entry,
+				status.state,
+				status.reason,
+				status.serverVersion,
+				status.tokenExpiresAt,
+				fleet.projects(entry),
+			);
+		}
 		const kept = answers.get(fleet);
 		if (
 			kept &&
