@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { clearSecretsForTest, MASK, registerSecrets } from "../util/redact.ts";
 import { openDb } from "./db.ts";
 
@@ -42,5 +44,39 @@ describe("the state file's masking net", () => {
 			b: bytes,
 		});
 		db.close();
+	});
+
+	it("masks what is bound as one array, and what `run` and `exec` bind", () => {
+		registerSecrets([SECRET]);
+		const db = openDb(":memory:");
+		db.exec("CREATE TABLE t (k TEXT, v TEXT) STRICT");
+		db.query("INSERT INTO t VALUES (?, ?)").run([`a ${SECRET}`, "kept"]);
+		db.run("INSERT INTO t VALUES (?, ?)", ["b", `[1, "${SECRET}"]`]);
+		db.exec("INSERT INTO t VALUES ($k, $v)", { k: "c", v: SECRET });
+		expect(db.query("SELECT k, v FROM t").values()).toEqual([
+			[`a ${MASK}`, "kept"],
+			["b", `[1,"${MASK}"]`],
+			["c", MASK],
+		]);
+		db.close();
+	});
+
+	it("is on every writable connection: only openDb opens the state file for writing", () => {
+		const src = join(import.meta.dir, "..");
+		const opened: string[] = [];
+		const walk = (dir: string) => {
+			for (const e of readdirSync(dir, { withFileTypes: true })) {
+				const path = join(dir, e.name);
+				if (e.isDirectory()) walk(path);
+				else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts"))
+					for (const m of readFileSync(path, "utf8").matchAll(
+						/new Database\(([^)]*)\)/g,
+					))
+						if (!m[1]?.includes("readonly: true"))
+							opened.push(path.slice(src.length + 1));
+			}
+		};
+		walk(src);
+		expect(opened).toEqual(["store/db.ts"]);
 	});
 });

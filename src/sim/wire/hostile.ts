@@ -5,8 +5,8 @@
  * socket frames), never to the simulator's own state:
  *
  * - titles (threads, projects, tool calls) and short texts (question headers, questions,
- *   options, prompts, warnings): the bearer appended, and titles again straddling the 300
- *   character cap of tool titles;
+ *   options, prompts, warnings, search snippets): the bearer appended, and titles again
+ *   straddling the 300 character cap of tool titles;
  * - message and item texts: the bearer straddling every cut the connector makes (the wait
  *   progress line, the 500 / 2 000 / 4 000 / 8 000 caps), after a line of ordinary code that
  *   must come through unchanged; a message still streaming ends with only a piece of it, so the
@@ -55,6 +55,7 @@ const SHORT_KEYS = new Set([
 	"prompt",
 	"warning",
 	"summary",
+	"snippet",
 ]);
 const ERROR_KEYS = new Set(["message", "lastError", "detail", "defect"]);
 
