@@ -1,3 +1,4 @@
+import type { SQLQueryBindings } from "bun:sqlite";
 import { afterEach, describe, expect, it } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -50,9 +51,11 @@ describe("the state file's masking net", () => {
 		registerSecrets([SECRET]);
 		const db = openDb(":memory:");
 		db.exec("CREATE TABLE t (k TEXT, v TEXT) STRICT");
-		db.query("INSERT INTO t VALUES (?, ?)").run([`a ${SECRET}`, "kept"]);
+		// bun:sqlite takes positional values as one array too; its Statement types do not say so.
+		const positional = [`a ${SECRET}`, "kept"] as unknown as SQLQueryBindings;
+		db.query("INSERT INTO t VALUES (?, ?)").run(positional);
 		db.run("INSERT INTO t VALUES (?, ?)", ["b", `[1, "${SECRET}"]`]);
-		db.exec("INSERT INTO t VALUES ($k, $v)", { k: "c", v: SECRET });
+		db.exec("INSERT INTO t VALUES (?, ?)", ["c", SECRET]);
 		expect(db.query("SELECT k, v FROM t").values()).toEqual([
 			[`a ${MASK}`, "kept"],
 			["b", `[1,"${MASK}"]`],

@@ -119,7 +119,10 @@ export function createHostile(options: HostileOptions = {}): Hostile {
 		// An attachment reference (`persistChatAttachments`): its name comes back as T3 keeps it,
 		// and the connector stores the reference with its dispatch. A branch is named by T3 too
 		// (a temporary one, a rename).
-		if ((key === "name" && typeof owner.mimeType === "string") || key === "branch")
+		if (
+			(key === "name" && typeof owner.mimeType === "string") ||
+			key === "branch"
+		)
 			return `${value} ${also}${bearer}`;
 		const errorBody =
 			typeof owner._tag === "string" && owner._tag.endsWith("Error");
