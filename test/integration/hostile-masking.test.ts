@@ -23,6 +23,7 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
+import { expectNoSecretPiece } from "../helpers/secret-pieces.ts";
 import {
 	callTool,
 	type Stack,
@@ -55,14 +56,7 @@ const ALL_SECRETS = [
 /** Every 5-character piece of each secret is absent from `text`; no marker grew. */
 function expectNoPiece(text: string, secrets = ALL_SECRETS): void {
 	expect(text).not.toContain(`${MASK}]`);
-	for (const secret of secrets)
-		for (let i = 0; i + 5 <= secret.length; i++) {
-			const piece = secret.slice(i, i + 5);
-			if (text.includes(piece))
-				throw new Error(
-					`a piece of a secret (${piece}) leaked: …${text.slice(Math.max(0, text.indexOf(piece) - 80), text.indexOf(piece) + 40)}…`,
-				);
-		}
+	expectNoSecretPiece(text, secrets);
 }
 
 let receiver: Receiver;

@@ -19,6 +19,7 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
+import { expectNoSecretPiece } from "../helpers/secret-pieces.ts";
 import {
 	callTool,
 	type Stack,
@@ -44,16 +45,8 @@ const SECRETS = [
 	TEST_SECRET.slice("whsec_".length),
 ];
 
-function expectNoPiece(text: string, where: string): void {
-	for (const secret of SECRETS)
-		for (let i = 0; i + 5 <= secret.length; i++) {
-			const at = text.indexOf(secret.slice(i, i + 5));
-			if (at !== -1)
-				throw new Error(
-					`${where}: a piece of a secret (${secret.slice(i, i + 5)}) is stored: …${text.slice(Math.max(0, at - 80), at + 40)}…`,
-				);
-		}
-}
+const expectNoPiece = (text: string, where: string) =>
+	expectNoSecretPiece(text, SECRETS, where);
 
 const ATTACHMENT = {
 	name: "notes.txt",
