@@ -30,6 +30,8 @@ export interface SizeResult {
 	/** 3 s after every machine is online, before any call. */
 	rssSettledMb: number;
 	rssAfterCallsMb: number;
+	/** VmHWM over start and settling: the start's own peak. */
+	rssPeakBeforeCallsMb: number;
 	/** VmHWM over start, settling and the calls. */
 	rssPeakMb: number;
 	t3Machines: Summary;
@@ -68,6 +70,7 @@ async function measureSize(
 		// any call (calls add a steady ~30 MB of their own: JIT code, allocator pools).
 		await Bun.sleep(3_000);
 		const rssHeldMb = rssMb(s.proc.pid);
+		const peakBeforeCallsMb = peakRssMb(s.proc.pid);
 		const client = await connectMcp(`${s.url}/mcp`);
 		try {
 			const first = await call<{ threads: unknown[]; next_cursor: string }>(
@@ -98,6 +101,7 @@ async function measureSize(
 				online: summarize(onlines),
 				rssSettledMb: rssHeldMb,
 				rssAfterCallsMb: rssMb(s.proc.pid),
+				rssPeakBeforeCallsMb: peakBeforeCallsMb,
 				rssPeakMb: peakRssMb(s.proc.pid),
 				t3Machines: summarize(samples.t3Machines),
 				first: summarize(samples.first),
@@ -186,7 +190,7 @@ export async function benchScale(): Promise<{
 	const at = (s: SizeResult) => `${s.machines} / ${s.threads}`;
 	const sizeRows: Row[] = sizes.map((s) => ({
 		figure: `8. scale ${at(s)}: RSS, t3_threads p50`,
-		value: `RSS settled ${s.rssSettledMb} MB, after calls ${s.rssAfterCallsMb} MB, peak ${s.rssPeakMb} MB; t3_threads first ${s.first.p50.toFixed(2)} / query ${s.query.p50.toFixed(2)} / next ${s.next.p50.toFixed(2)} ms; t3_machines ${s.t3Machines.p50.toFixed(2)} ms; online p50 ${s.online.p50.toFixed(0)} ms`,
+		value: `RSS settled ${s.rssSettledMb} MB, after calls ${s.rssAfterCallsMb} MB, peak ${s.rssPeakMb} MB (start ${s.rssPeakBeforeCallsMb}); t3_threads first ${s.first.p50.toFixed(2)} / query ${s.query.p50.toFixed(2)} / next ${s.next.p50.toFixed(2)} ms; t3_machines ${s.t3Machines.p50.toFixed(2)} ms; online p50 ${s.online.p50.toFixed(0)} ms`,
 		baseline: "-",
 		ratio: "-",
 		target: "reported",
