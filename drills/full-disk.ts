@@ -34,6 +34,17 @@ function mountTmpfs(dir: string, size: string): string | null {
 	return `mount -t tmpfs failed (${result.exitCode}): ${result.stderr.toString().trim() || "no output"}`;
 }
 
+/** Checkpoints the server's WAL and truncates it (sqlite waits out a write holding it). */
+function truncateWal(statePath: string): void {
+	const db = new Database(statePath);
+	try {
+		db.exec("PRAGMA busy_timeout = 5000");
+		db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+	} finally {
+		db.close();
+	}
+}
+
 /** Fills the file system with one file until ENOSPC; returns its path. */
 function fill(dir: string): string {
 	const path = join(dir, "filler");
@@ -83,6 +94,10 @@ export async function fullDiskDrill({ full }: DrillSize): Promise<DrillReport> {
 			);
 			void warm;
 			const ids = await heldRuns(stack, held);
+			// An emptied WAL first: sqlite rewrites a checkpointed WAL in place, so right after a
+			// checkpoint a full disk would still take a write or two (the drill then saw a dispatch
+			// succeed under load). Truncated, its next write must grow the file.
+			truncateWal(statePath);
 			const filler = fill(base);
 			// New work needs a write: it must fail clearly.
 			const refused = await call(stack.client, "t3_dispatch", {

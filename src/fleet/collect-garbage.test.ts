@@ -20,7 +20,7 @@ function setup(checkEvery = 1) {
 			collections += 1;
 			heap = 50;
 		},
-		heapSize: () => {
+		memorySize: () => {
 			reads += 1;
 			return heap * 2 ** 20;
 		},

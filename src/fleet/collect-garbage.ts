@@ -2,9 +2,12 @@
  * Memory during start-up and reconnect storms. Each machine's shell snapshot and catch-up
  * leave garbage behind (parsed bodies, decoded shells, store rows, settled evaluations) faster
  * than the collector's own schedule returns it: with 50 machines and 10 000 threads the heap
- * and resident memory peaked ~25 MB above the settled size. A full collection once the heap has
- * grown by `growthBytes` since the last one, checked at each snapshot or catch-up, keeps the peak
- * near the live size, and one more when the storm is over returns the rest. Counted by growth,
+ * and resident memory peaked ~25 MB above the settled size. A full collection once resident
+ * memory has grown by `growthBytes` since the last one, checked at every few snapshots or
+ * catch-ups, keeps the peak near the live size, and one more when the storm is over returns the
+ * rest. Resident memory, not the heap's size: both `memorySize()` and `memoryUsage().heapUsed`
+ * walk the heap (~0.5 ms with 100 000 threads held, a tenth of a 500-machine start's CPU),
+ * `memoryUsage.rss()` is one read. Counted by growth,
  * not by snapshots: one every ten snapshots was ~100 collections of an 80 MB heap (30 ms each)
  * while 500 machines connected, most of the 5 s they took. Quiet machines never trigger one:
  * idle CPU is unchanged.
@@ -14,14 +17,11 @@ import type { Fleet } from "./fleet.ts";
 export interface CollectOptions {
 	/** A full, synchronous collection. */
 	collect?: () => void;
-	/** Collect once the heap has grown this much since the last collection (default 16 MB). */
+	/** Collect once memory has grown this much since the last collection (default 16 MB). */
 	growthBytes?: number;
-	/**
-	 * The JS heap's size now (default `process.memoryUsage().heapUsed`: the same figure as
-	 * bun:jsc's `heapSize()`, which walks the heap: 0.4 ms and more with 100 000 threads held).
-	 */
-	heapSize?: () => number;
-	/** Look at the heap's size at every this many snapshots or catch-ups (default 4). */
+	/** The process's memory now, in bytes (default resident memory: `memoryUsage.rss()`). */
+	memorySize?: () => number;
+	/** Look at the memory at every this many snapshots or catch-ups (default 4). */
 	checkEvery?: number;
 	/** Collect once this long after the last one (default 1 s). */
 	quietMs?: number;
@@ -42,17 +42,17 @@ export function collectDuringBursts(
 ): () => void {
 	const collect = options.collect ?? (() => Bun.gc(true));
 	const growth = options.growthBytes ?? 16 * 2 ** 20;
-	const heapSize = options.heapSize ?? (() => process.memoryUsage().heapUsed);
+	const memorySize = options.memorySize ?? (() => process.memoryUsage.rss());
 	const checkEvery = options.checkEvery ?? 4;
 	const quietMs = options.quietMs ?? 1_000;
 	const setTimer = options.setTimer ?? unrefTimer;
-	let floor = heapSize();
+	let floor = memorySize();
 	let seen = 0;
 	let queued = false;
 	const collectNow = () => {
 		queued = false;
 		collect();
-		floor = heapSize();
+		floor = memorySize();
 	};
 	let cancelQuiet: (() => void) | undefined;
 	const stops = fleet.list().map((entry) =>
@@ -61,7 +61,11 @@ export function collectDuringBursts(
 			// After the current task: what the snapshot was decoded from is unreachable by then.
 			// Every few changes: each read is a call into the runtime, and a storm is thousands.
 			seen += 1;
-			if (!queued && seen % checkEvery === 0 && heapSize() - floor >= growth) {
+			if (
+				!queued &&
+				seen % checkEvery === 0 &&
+				memorySize() - floor >= growth
+			) {
 				queued = true;
 				queueMicrotask(collectNow);
 			}

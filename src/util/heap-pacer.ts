@@ -31,7 +31,8 @@ export function startHeapPacer(
 	const everyMs = options.everyMs ?? 250;
 	const minGrowth = options.minGrowthBytes ?? 8 * 2 ** 20;
 	const clock = deps.clock ?? systemClock;
-	// Not bun:jsc's heapSize(): the same figure, but it walks the heap (0.4 ms and more at 100 MB).
+	// What is live plus garbage, as bun:jsc heapSize() gives it; reading it walks the heap (~0.5 ms
+	// at 100 MB), which every 250 ms costs nothing to speak of.
 	const size = deps.heapSize ?? (() => process.memoryUsage().heapUsed);
 	const collect = deps.collect ?? (() => Bun.gc(true));
 	/** The smallest heap seen since the last collection of ours: about what is live. */
