@@ -6,13 +6,12 @@ const MB = 2 ** 20;
 
 function pacer(start: number) {
 	const clock = createManualClock();
-	const state = { heap: start, live: start, rss: 100 * MB, collections: 0 };
+	const state = { heap: start, live: start, collections: 0 };
 	const handle = startHeapPacer(
-		{ everyMs: 100, minGrowthBytes: 16 * MB, residentGrowthBytes: 32 * MB },
+		{ everyMs: 100, minGrowthBytes: 16 * MB },
 		{
 			clock,
 			heapSize: () => state.heap,
-			residentSize: () => state.rss,
 			collect: () => {
 				state.collections++;
 				state.heap = state.live;
@@ -55,26 +54,6 @@ describe("heap pacer", () => {
 		state.live = 100 * MB;
 		clock.advance(100);
 		expect(state.collections).toBe(1);
-		handle.stop();
-	});
-
-	it("collects when resident memory grows past its allowance though the heap does not", () => {
-		const { clock, state, handle } = pacer(10 * MB);
-		state.rss = 90 * MB; // the lowest seen: from here
-		clock.advance(100);
-		state.rss = 122 * MB; // grown 32 MB: not past it yet
-		clock.advance(100);
-		expect(state.collections).toBe(0);
-		state.rss = 123 * MB;
-		clock.advance(100);
-		expect(state.collections).toBe(1);
-		// Measured from what is resident right after: the pages freed come back later.
-		state.rss = 120 * MB;
-		clock.advance(100);
-		expect(state.collections).toBe(1);
-		state.rss = 153 * MB;
-		clock.advance(100);
-		expect(state.collections).toBe(2);
 		handle.stop();
 	});
 

@@ -15,18 +15,11 @@ export interface HeapPacerOptions {
 	everyMs?: number;
 	/** Growth that always may happen before a collection (default 8 MB). */
 	minGrowthBytes?: number;
-	/**
-	 * Growth of resident memory over its lowest since our last collection that makes one too
-	 * (default 32 MB): garbage the heap's size does not show.
-	 */
-	residentGrowthBytes?: number;
 }
 
 export interface HeapPacerDeps {
 	clock?: Clock;
 	heapSize?: () => number;
-	/** Resident memory now (default `process.memoryUsage.rss()`). */
-	residentSize?: () => number;
 	/** A full, synchronous collection. */
 	collect?: () => void;
 }
@@ -41,29 +34,17 @@ export function startHeapPacer(
 	// What is live plus garbage, as bun:jsc heapSize() gives it; reading it walks the heap (~0.5 ms
 	// at 100 MB), which every 250 ms costs nothing to speak of.
 	const size = deps.heapSize ?? (() => process.memoryUsage().heapUsed);
-	const residentGrowth = options.residentGrowthBytes ?? 32 * 2 ** 20;
-	const resident = deps.residentSize ?? (() => process.memoryUsage.rss());
 	const collect = deps.collect ?? (() => Bun.gc(true));
 	/** The smallest heap seen since the last collection of ours: about what is live. */
 	let floor = size();
-	/** The lowest resident memory since then (freed pages go back a second or two later). */
-	let residentFloor = resident();
 	let cancel: (() => void) | undefined;
 	const tick = () => {
 		const now = size();
-		const rss = resident();
-		if (rss < residentFloor) residentFloor = rss;
-		if (now < floor) floor = now; // collected on its own
-		// The heap's size misses what its objects hold outside it: a 500-machine `t3_machines`
-		// answer is ~190 KB of strings and buffers per call, and 400 calls grew resident memory
-		// by ~100 MB while the heap grew by ~30. Either growth makes a collection.
-		if (
-			now - floor > Math.max(minGrowth, floor / 2) ||
-			rss - residentFloor > residentGrowth
-		) {
+		if (now < floor)
+			floor = now; // collected on its own
+		else if (now - floor > Math.max(minGrowth, floor / 2)) {
 			collect();
 			floor = size();
-			residentFloor = resident();
 		}
 		cancel = clock.setTimer(tick, everyMs);
 	};
