@@ -253,6 +253,16 @@ describe("machine.token_expiring", () => {
 			token_expires_at: expiresAt,
 			reason: `T3 machine "lab" (${url}): token expires at ${expiresAt}, in 6 days; ${MINT}`,
 		});
+		// The contract's body, pinned (CONTRACT.md "Faithful edges").
+		expect({
+			...delivery.body,
+			id: "evt_…",
+			occurred_at: "…",
+			token_expires_at: "…",
+			reason: String(delivery.body.reason)
+				.replaceAll(url, "<url>")
+				.replaceAll(expiresAt, "<expires_at>"),
+		}).toMatchSnapshot();
 
 		await stack.restartServer();
 		await untilMachineOnline(await stack.client(), "lab");

@@ -577,5 +577,14 @@ describe("against the pre-release engine", () => {
 		);
 		// Still answering.
 		expect((await read(d.thread_id)).status).toBe("completed");
+		// A worktree without a branch works there too: the temporary name is sent as T3's app
+		// does (older servers fail a launch they cannot name a branch for).
+		const worktree = await dispatch({
+			machine: "old",
+			prompt: "say hello",
+			workspace: "worktree",
+		});
+		expect(worktree.branch).toMatch(/^t3code\/[0-9a-f]{8}$/);
+		expect((await wait(worktree.thread_id)).outcome).toBe("completed");
 	});
 });
