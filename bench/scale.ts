@@ -19,7 +19,7 @@ import { call, connectMcp } from "./lib/mcp.ts";
 import { peakRssMb, rssMb } from "./lib/proc.ts";
 import { tempDir } from "./lib/server.ts";
 import { trackThreads } from "./lib/state.ts";
-import { fmtSummary, type Summary, summarize } from "./lib/stats.ts";
+import { fmtSummary, type Summary, summarize, timed } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
 import { startTimed, stopProc } from "./lib/timed-start.ts";
 
@@ -38,12 +38,6 @@ export interface SizeResult {
 	first: Summary;
 	query: Summary;
 	next: Summary;
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-	const t0 = performance.now();
-	await fn();
-	return performance.now() - t0;
 }
 
 async function measureSize(

@@ -9,14 +9,8 @@ import { startFleet } from "./lib/fleet.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
 import { cpuSeconds } from "./lib/proc.ts";
 import { allOnline, startBinary, until } from "./lib/server.ts";
-import { fmtSummary, summarize } from "./lib/stats.ts";
+import { fmtSummary, summarize, timed } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-	const t0 = performance.now();
-	await fn();
-	return performance.now() - t0;
-}
 
 export async function benchThreads(): Promise<{
 	rows: Row[];

@@ -33,3 +33,10 @@ export function fmtSummary(s: Summary, unit = "ms"): string {
 		Number.isNaN(x) ? "-" : x < 10 ? x.toFixed(2) : x.toFixed(1);
 	return `p50 ${f(s.p50)} / p99 ${f(s.p99)} (min ${f(s.min)}, max ${f(s.max)}, n ${s.n}) ${unit}`;
 }
+
+/** How long `fn` takes, in ms. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+	const t0 = performance.now();
+	await fn();
+	return performance.now() - t0;
+}

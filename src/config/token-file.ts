@@ -33,6 +33,9 @@ export function resolveTokenFile(
 	return resolve(configDir, value);
 }
 
+/** What a token file must hold, as its problems say. */
+const ALONE = "write the token alone in it (`t3code-mcp pair` does)";
+
 /** A token file holds the token alone: anything bigger is not one (and is never read whole). */
 export const MAX_TOKEN_FILE_BYTES = 4096;
 
@@ -134,11 +137,11 @@ export async function readTokenFile(
 		.filter((l) => l.trim() !== "");
 	if (lines.length === 0)
 		return {
-			problem: `${where} is empty; write the token alone in it (\`t3code-mcp pair\` does)`,
+			problem: `${where} is empty; ${ALONE}`,
 		};
 	if (lines.length > 1)
 		return {
-			problem: `${where} holds ${lines.length} non-empty lines; write the token alone in it (\`t3code-mcp pair\` does)`,
+			problem: `${where} holds ${lines.length} non-empty lines; ${ALONE}`,
 		};
 	const token = (lines[0] ?? "").trim();
 	registerSecrets([token]);

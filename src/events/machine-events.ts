@@ -16,6 +16,7 @@ import type {
 	MachineAlerts,
 } from "../store/machine-alerts.ts";
 import type { Outbox } from "../store/outbox.ts";
+import { mintNewToken } from "../t3/connect/token-expiry.ts";
 import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
 import { redact } from "../util/redact.ts";
@@ -201,7 +202,7 @@ export function createMachineEvents(deps: MachineEventsDeps): MachineEvents {
 				`token_expiring:${expiresAt}:${due}`,
 				{
 					token_expires_at: expiresAt,
-					reason: `${label(entry)}: token expires at ${expiresAt}, ${inWords(Date.parse(expiresAt) - now)}; mint a new one (\`t3code-mcp pair\`, or \`t3 auth session issue\`)${entry.config.tokenFile !== null ? ` into ${entry.config.tokenFile}` : ""}`,
+					reason: `${label(entry)}: token expires at ${expiresAt}, ${inWords(Date.parse(expiresAt) - now)}; ${mintNewToken(entry.config.tokenFile)}`,
 				},
 				() => alerts.warned(name, expiresAt, due),
 			);

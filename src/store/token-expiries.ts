@@ -27,47 +27,22 @@ export function createTokenExpiryStore(db: Db): TokenExpiryStore {
 		"INSERT INTO token_expiries (machine, fingerprint, expires_at) VALUES ($m, $f, $e) ON CONFLICT (machine) DO UPDATE SET fingerprint = $f, expires_at = $e",
 	);
 	const remove = db.query("DELETE FROM token_expiries WHERE machine = ?");
-	/**
-	 * Writes not yet committed, by machine (null: delete). Every machine reports its expiry at
-	 * each connect; 500 of them connecting were 500 commits with a sync each. They share one
-	 * commit after the current task instead; losing one to a crash only loses a better wording.
-	 */
-	const pending = new Map<string, { f: string; e: string } | null>();
-	const flush = db.transaction(() => {
-		for (const [m, row] of pending)
-			if (row === null) remove.run(m);
-			else write.run({ m, f: row.f, e: row.e });
-		pending.clear();
-	});
-	const current = (machine: string) => {
-		if (pending.has(machine)) {
-			const row = pending.get(machine);
-			return row ? { fingerprint: row.f, expires_at: row.e } : null;
-		}
-		return read.get(machine);
-	};
 	return {
 		get(machine, token) {
-			const row = current(machine);
+			const row = read.get(machine);
 			return row && row.fingerprint === fingerprint(token)
 				? row.expires_at
 				: null;
 		},
 		set(machine, token, expiresAt) {
 			const f = fingerprint(token);
-			const row = current(machine);
+			const row = read.get(machine);
 			if (expiresAt === null) {
-				if (!row) return;
-			} else if (row?.fingerprint === f && row.expires_at === expiresAt) return;
-			if (pending.size === 0)
-				queueMicrotask(() => {
-					try {
-						flush();
-					} catch {
-						// The state file cannot be written: the expiry stays known in memory only.
-					}
-				});
-			pending.set(machine, expiresAt === null ? null : { f, e: expiresAt });
+				if (row) remove.run(machine);
+				return;
+			}
+			if (row?.fingerprint === f && row.expires_at === expiresAt) return;
+			write.run({ m: machine, f, e: expiresAt });
 		},
 	};
 }

@@ -9,7 +9,11 @@ import type { MachineConfig } from "../../config/types.ts";
 import { T3Error } from "../machine-api.ts";
 import type { AuthSession, EnvironmentDescriptor } from "../model.ts";
 import type { T3Http } from "./http.ts";
-import { expiredTokenReason, sessionExpiry } from "./token-expiry.ts";
+import {
+	expiredTokenReason,
+	mintNewToken,
+	sessionExpiry,
+} from "./token-expiry.ts";
 
 export const REQUIRED_SCOPES = [
 	"orchestration:read",
@@ -115,7 +119,7 @@ export async function negotiate(opts: NegotiateOptions): Promise<Negotiation> {
 		return {
 			kind: "refused",
 			state: "unauthorized",
-			reason: `${label}: token rejected by ${base} (expired, revoked or for another server); mint a new one (\`t3code-mcp pair\`, or \`t3 auth session issue\`)${config.tokenFile !== null ? ` into ${config.tokenFile}` : ""}`,
+			reason: `${label}: token rejected by ${base} (expired, revoked or for another server); ${mintNewToken(config.tokenFile)}`,
 		};
 	}
 	const scopes = new Set(session.scopes ?? []);

@@ -12,7 +12,16 @@ export function sessionExpiry(session: AuthSession): string | null {
 	return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
 }
 
+/** What to do about a token that stopped (or is about to stop) working. */
+export const MINT_NEW_TOKEN =
+	"mint a new one (`t3code-mcp pair`, or `t3 auth session issue`)";
+
+/** The same, naming the machine's token file when it has one. */
+export function mintNewToken(tokenFile: string | null): string {
+	return `${MINT_NEW_TOKEN}${tokenFile !== null ? ` into ${tokenFile}` : ""}`;
+}
+
 /** What to do about an expired token: the reason `unauthorized` carries. */
 export function expiredTokenReason(expiresAt: string): string {
-	return `token expired at ${expiresAt}; mint a new one (\`t3code-mcp pair\`, or \`t3 auth session issue\`)`;
+	return `token expired at ${expiresAt}; ${MINT_NEW_TOKEN}`;
 }
