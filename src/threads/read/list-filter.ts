@@ -8,6 +8,7 @@ import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
 import type { StateFilter } from "./list.ts";
 import type { MessageMatch } from "./message-search.ts";
 import {
+	allShown,
 	firstAfter,
 	type Haystack,
 	inState,
@@ -69,13 +70,18 @@ export function nextMatch(
 			if (i === hit) k += 1;
 		}
 	}
+	// Nearly always every thread of a machine may be shown: then none needs looking at.
+	const all = allShown(list, source.projects);
 	if (filter.state !== "all") {
 		// Only the threads in that state: "what needs me?" skips the thousands settled.
 		const only = inState(list, filter.state);
-		for (let k = firstAtOrAfter(only, from); k < only.length; k += 1)
+		const k0 = firstAtOrAfter(only, from);
+		if (all) return k0 < only.length ? (only[k0] as number) : n;
+		for (let k = k0; k < only.length; k += 1)
 			if (shown(source, only[k] as number)) return only[k] as number;
 		return n;
 	}
+	if (all) return Math.min(from, n);
 	for (let i = from; i < n; i += 1) if (shown(source, i)) return i;
 	return n;
 }

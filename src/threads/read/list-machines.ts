@@ -4,7 +4,6 @@
  * match the `project` filter.
  */
 import type { FleetMachine } from "../../fleet/fleet.ts";
-import type { MachineStatus } from "../../t3/machine-api.ts";
 import type { ProjectShell } from "../../t3/model.ts";
 import { redact } from "../../util/redact.ts";
 import type { ThreadDeps } from "../deps.ts";
@@ -22,25 +21,24 @@ export async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 		return { online: [entry], unavailable: [] };
 	}
 	const all = deps.fleet.list();
-	let statuses = all.map((e) => e.machine.status());
-	const connecting: FleetMachine[] = [];
-	for (let i = 0; i < all.length; i++)
-		if (statuses[i]?.state === "connecting")
-			connecting.push(all[i] as FleetMachine);
-	if (connecting.length) {
-		await Promise.all(
-			connecting.map((e) => e.machine.ready(CONNECT_WAIT_MS).catch(() => {})),
-		);
-		statuses = all.map((e) => e.machine.status());
+	// One pass, no copies, when no machine is still connecting (nearly always): with 500
+	// machines, what a listing does per machine is most of its cost.
+	const connecting: Promise<unknown>[] = [];
+	for (let i = 0; i < all.length; i++) {
+		const machine = (all[i] as FleetMachine).machine;
+		if (machine.status().state === "connecting")
+			connecting.push(machine.ready(CONNECT_WAIT_MS).catch(() => {}));
 	}
+	if (connecting.length > 0) await Promise.all(connecting);
 	const online: FleetMachine[] = [];
 	const unavailable: {
 		machine: string;
 		state: string;
 		reason: string | null;
 	}[] = [];
-	for (const [i, entry] of all.entries()) {
-		const status = statuses[i] as MachineStatus;
+	for (let i = 0; i < all.length; i++) {
+		const entry = all[i] as FleetMachine;
+		const status = entry.machine.status();
 		if (status.state === "online") online.push(entry);
 		else
 			unavailable.push({

@@ -10,7 +10,6 @@ import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ListFilters } from "./list.ts";
 import { nextMatch, type RowFilter, type Source } from "./list-filter.ts";
 import type { MessageMatch } from "./message-search.ts";
-import { compareThreads } from "./thread-index.ts";
 
 export interface Candidate {
 	entry: FleetMachine;
@@ -20,6 +19,17 @@ export interface Candidate {
 }
 
 const current = (s: Source) => s.list.threads[s.index] as ThreadShell;
+
+/**
+ * Whether source a's current thread sorts before b's (list order: `updatedAt` desc, then id,
+ * as compareThreads), read from the listings' key arrays rather than from the shells.
+ */
+function before(a: Source, b: Source): boolean {
+	const at = a.list.times[a.index] as string;
+	const bt = b.list.times[b.index] as string;
+	if (at !== bt) return at > bt;
+	return (a.list.ids[a.index] as string) < (b.list.ids[b.index] as string);
+}
 
 /**
  * The first `count` matching threads across machines in list order: a k-way merge of the
@@ -33,7 +43,7 @@ export function merge(
 ): Candidate[] {
 	const heap = sources.filter((s) => s.index < s.list.threads.length);
 	const less = (a: number, b: number) =>
-		compareThreads(current(heap[a] as Source), current(heap[b] as Source)) < 0;
+		before(heap[a] as Source, heap[b] as Source);
 	const siftDown = (from: number) => {
 		let i = from;
 		for (;;) {

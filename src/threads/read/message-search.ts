@@ -104,58 +104,60 @@ export async function searchMessages(
 	)
 		return out;
 	const timeoutMs = options.timeoutMs ?? SEARCH_TIMEOUT_MS;
-	await Promise.all(
-		online.map(async (entry) => {
-			const { machine } = entry;
-			const memo = memoOf(machine);
-			// Titles and latest messages are matched locally; without those messages only titles
-			// are, and the caller should know.
-			const titlesOnly = () => {
-				if (!carriesMessages(machine))
-					unavailable.push({
-						machine: entry.config.name,
-						state: machine.status().state,
-						reason:
-							"its messages cannot be searched: this T3 server has no message search and its thread list carries no latest messages (only titles were searched there)",
-					});
-			};
-			if (!machine.searchThreads || memo.unsupported) {
-				titlesOnly();
+	// Titles and latest messages are matched locally; without those messages only titles are,
+	// and the caller should know.
+	const titlesOnly = (entry: FleetMachine) => {
+		if (!carriesMessages(entry.machine))
+			unavailable.push({
+				machine: entry.config.name,
+				state: entry.machine.status().state,
+				reason:
+					"its messages cannot be searched: this T3 server has no message search and its thread list carries no latest messages (only titles were searched there)",
+			});
+	};
+	const ask = async (entry: FleetMachine, memo: Memo) => {
+		const { machine } = entry;
+		try {
+			const matches = byThread(
+				await (machine.searchThreads as NonNullable<Machine["searchThreads"]>)({
+					query,
+					limit: SEARCH_LIMIT,
+					timeoutMs,
+				}),
+			);
+			out.set(entry, matches);
+			memo.answers.delete(query);
+			memo.answers.set(query, { at: options.now(), matches });
+			if (memo.answers.size > KEEP_QUERIES)
+				memo.answers.delete(memo.answers.keys().next().value as string);
+		} catch (error) {
+			// Only a server without the method turns search off; a defect of this one query
+			// (T3 refusing its text) leaves it on for the next.
+			if (isUnknownMethod(error)) {
+				memo.unsupported = true;
+				titlesOnly(entry);
 				return;
 			}
-			const kept = memo.answers.get(query);
-			if (kept && options.now() - kept.at < KEEP_MS) {
-				out.set(entry, kept.matches);
-				return;
-			}
-			try {
-				const matches = byThread(
-					await machine.searchThreads({
-						query,
-						limit: SEARCH_LIMIT,
-						timeoutMs,
-					}),
-				);
-				out.set(entry, matches);
-				memo.answers.delete(query);
-				memo.answers.set(query, { at: options.now(), matches });
-				if (memo.answers.size > KEEP_QUERIES)
-					memo.answers.delete(memo.answers.keys().next().value as string);
-			} catch (error) {
-				// Only a server without the method turns search off; a defect of this one query
-				// (T3 refusing its text) leaves it on for the next.
-				if (isUnknownMethod(error)) {
-					memo.unsupported = true;
-					titlesOnly();
-					return;
-				}
-				unavailable.push({
-					machine: entry.config.name,
-					state: machine.status().state,
-					reason: `its message search did not answer (only titles${carriesMessages(machine) ? " and latest messages" : ""} were searched there): ${error instanceof Error ? redact(error.message) : "unknown error"}`,
-				});
-			}
-		}),
-	);
+			unavailable.push({
+				machine: entry.config.name,
+				state: machine.status().state,
+				reason: `its message search did not answer (only titles${carriesMessages(machine) ? " and latest messages" : ""} were searched there): ${error instanceof Error ? redact(error.message) : "unknown error"}`,
+			});
+		}
+	};
+	// Kept answers and machines without search are settled here, at once: only the machines
+	// T3 must be asked cost a promise (a repeated or paged query of 500 machines costs none).
+	const asks: Promise<void>[] = [];
+	for (const entry of online) {
+		const memo = memoOf(entry.machine);
+		if (!entry.machine.searchThreads || memo.unsupported) {
+			titlesOnly(entry);
+			continue;
+		}
+		const kept = memo.answers.get(query);
+		if (kept && options.now() - kept.at < KEEP_MS) out.set(entry, kept.matches);
+		else asks.push(ask(entry, memo));
+	}
+	if (asks.length > 0) await Promise.all(asks);
 	return out;
 }

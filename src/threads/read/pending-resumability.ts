@@ -10,7 +10,7 @@
 import type { Machine } from "../../t3/machine-api.ts";
 import type { ThreadShell } from "../../t3/model.ts";
 import { perMachineMemo } from "./per-machine-memo.ts";
-import { inState, type Listing } from "./thread-index.ts";
+import { clearDerived, inState, type Listing } from "./thread-index.ts";
 import { type ThreadState, threadState } from "./thread-state.ts";
 
 interface Known {
@@ -51,11 +51,19 @@ export function listedState(
 		: threadState(thread);
 }
 
-/** Indexes of the listing's active threads waiting on a client tool call. */
+/**
+ * Indexes of the listing's active threads waiting on a client tool call, kept with the listing:
+ * every listing asks every machine, and nearly always there are none.
+ */
 function toolCallWaiters(list: Listing): number[] {
+	if (list.toolCallWaiters) return list.toolCallWaiters;
 	const out: number[] = [];
-	for (const i of inState(list, "active"))
+	const active = inState(list, "active");
+	for (let k = 0; k < active.length; k += 1) {
+		const i = active[k] as number;
 		if (pendingToolCall(list.threads[i] as ThreadShell) !== null) out.push(i);
+	}
+	list.toolCallWaiters = out;
 	return out;
 }
 
@@ -68,7 +76,9 @@ export function learnPendingToolCalls(
 	list: Listing,
 	listable: (thread: ThreadShell) => boolean,
 ): Promise<unknown> | undefined {
-	const unknown = toolCallWaiters(list)
+	const waiters = toolCallWaiters(list);
+	if (waiters.length === 0) return undefined;
+	const unknown = waiters
 		.map((i) => list.threads[i] as ThreadShell)
 		.filter(
 			(t) =>
@@ -110,12 +120,14 @@ export function learnPendingToolCalls(
  * applies this again.)
  */
 export function applyKnownToolCalls(machine: Machine, list: Listing): void {
+	const waiters = toolCallWaiters(list);
+	if (waiters.length === 0) return;
 	let moved = false;
-	for (const i of toolCallWaiters(list)) {
+	for (const i of waiters) {
 		if (knownNotResumable(machine, list.threads[i] as ThreadShell) !== true)
 			continue;
 		list.states[i] = "attention";
 		moved = true;
 	}
-	if (moved) list.inState.clear();
+	if (moved) clearDerived(list);
 }

@@ -49,6 +49,37 @@ export interface Listing {
 	inState: Map<ThreadState, Int32Array>;
 	/** The search texts joined (made on first use after a change). */
 	haystack: Haystack | undefined;
+	/** Indexes of the active threads waiting on a client tool call (made on first use). */
+	toolCallWaiters: number[] | undefined;
+	/**
+	 * Whether every thread is in one project map and none deleted, for the last map asked
+	 * about: then a listing need not look at its threads to know they may all be shown.
+	 */
+	allShown: { projects: Map<string, unknown>; all: boolean } | undefined;
+}
+
+/** Forgets what was made from the listing's order or states, after they changed. */
+export function clearDerived(list: Listing): void {
+	list.inState.clear();
+	list.toolCallWaiters = undefined;
+	list.allShown = undefined;
+}
+
+/** Whether every thread of the listing has a project in `projects` and none is deleted. */
+export function allShown(
+	list: Listing,
+	projects: Map<string, unknown>,
+): boolean {
+	const kept = list.allShown;
+	if (kept?.projects === projects) return kept.all;
+	let all = true;
+	for (const thread of list.threads)
+		if (!projects.has(thread.projectId) || thread.deletedAt) {
+			all = false;
+			break;
+		}
+	list.allShown = { projects, all };
+	return all;
 }
 
 /** Indexes of the threads in this state, ascending. */
@@ -93,6 +124,8 @@ export function buildListing(threads: ThreadShell[]): Listing {
 		texts: undefined,
 		inState: new Map(),
 		haystack: undefined,
+		toolCallWaiters: undefined,
+		allShown: undefined,
 	};
 }
 
@@ -142,7 +175,7 @@ export function applyChanges(
 		states.splice(to, 0, threadState(thread));
 		texts?.splice(to, 0, searchText(thread));
 	}
-	list.inState.clear();
+	clearDerived(list);
 	list.haystack = undefined;
 }
 
