@@ -12,6 +12,7 @@ import { buildServer } from "../mcp/server.ts";
 import { noteLegacyTaskRequest } from "../mcp/tasks.ts";
 import { servicesForClient } from "../rights/for-client.ts";
 import type { Services } from "../services.ts";
+import { createYoungCollector } from "../util/young-collector.ts";
 import { type CallerEnv, callerGuard, callerMatcher } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
@@ -107,6 +108,7 @@ export function createApp(
 			"content-type": "text/plain; version=0.0.4",
 		}),
 	);
+	const young = createYoungCollector();
 	app.post("/mcp", async (c) => {
 		const body = await readMcpBody(
 			c.req.raw,
@@ -160,6 +162,7 @@ export function createApp(
 			parsedBody: body.message,
 			...as(client, body.message),
 		});
+		young.noteRequest();
 		return ahead ? holdUntilSettled(response, ahead.detail) : response;
 	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw, as(c.get("client"))));

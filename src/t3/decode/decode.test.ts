@@ -404,6 +404,30 @@ describe("decode: held thread shells", () => {
 			latestUserAuthoredMessageAt: "2026-12-01T00:00:01.000Z",
 		});
 		expect(kept.unknownExtra).toBeUndefined();
+		// T3's lineage of a thread that is no fork names no parent: not held (an object per
+		// thread of 100 000); one naming a parent is.
+		const plain = decodeHeldThreadShell({
+			id: "plain",
+			lineage: {
+				parentThreadId: null,
+				relationshipToParent: null,
+				rootThreadId: "plain",
+			},
+		}) as Record<string, unknown>;
+		expect(plain.lineage).toBeUndefined();
+		const fork = {
+			parentThreadId: "src",
+			relationshipToParent: "fork",
+			rootThreadId: "src",
+		};
+		expect(
+			(
+				decodeHeldThreadShell({ id: "f", lineage: fork }) as Record<
+					string,
+					unknown
+				>
+			).lineage,
+		).toEqual(fork);
 		expect(() => decodeHeldThreadShell({ title: "x" })).toThrow(T3Error);
 	});
 

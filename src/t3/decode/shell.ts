@@ -131,18 +131,79 @@ const HELD_MESSAGE_CHARS = 500;
  * server's extra fields and a long latest message would otherwise be kept thousands of times.
  */
 export function compactThreadShell(thread: ThreadShell): ThreadShell {
-	const out: Record<string, unknown> = {};
-	for (const key of SHELL_FIELDS)
-		if (thread[key] !== undefined) out[key] = thread[key];
 	const message = thread.latestVisibleMessage;
-	out.latestVisibleMessage = message
-		? {
-				id: message.id,
-				role: message.role,
-				text: message.text.slice(0, HELD_MESSAGE_CHARS),
-				updatedAt: message.updatedAt,
-			}
-		: null;
+	return heldShell(
+		(key) => thread[key],
+		message
+			? {
+					id: message.id,
+					role: message.role,
+					text: message.text.slice(0, HELD_MESSAGE_CHARS),
+					updatedAt: message.updatedAt,
+				}
+			: null,
+	);
+}
+
+type ShellField = (typeof SHELL_FIELDS)[number];
+
+/**
+ * A lineage with no parent, naming the thread itself as its root (what T3 sends for every thread
+ * that is no fork: `{parentThreadId: null, relationshipToParent: null, rootThreadId: <id>}`):
+ * nothing reads it (fork-origin.ts reads a parent), and it was an object per held thread.
+ */
+function selfRooted(lineage: unknown, id: unknown): boolean {
+	if (!isRecord(lineage) || lineage.rootThreadId !== id) return false;
+	for (const key in lineage)
+		if (key !== "rootThreadId" && lineage[key] != null) return false;
+	return true;
+}
+
+/** The fields a listing reads of every held shell, set first by `heldShell`. */
+const FIRST_FIELDS = [
+	"id",
+	"projectId",
+	"title",
+	"modelSelection",
+	"latestRunId",
+	"activeRunId",
+	"status",
+	"pendingRuntimeRequest",
+	"createdAt",
+	"updatedAt",
+	"deletedAt",
+] as const satisfies readonly ShellField[];
+const FIRST = new Set<string>(FIRST_FIELDS);
+const LATER_FIELDS = SHELL_FIELDS.filter((key) => !FIRST.has(key));
+
+/**
+ * A held shell: the fields every listing reads first, in one object literal (one shape for them
+ * whatever else a thread carries, in the object's own slots), then the fields a thread may lack,
+ * only when present.
+ */
+function heldShell(
+	value: (key: ShellField) => unknown,
+	latestVisibleMessage: unknown,
+): ThreadShell {
+	const out: Record<string, unknown> = {
+		id: value("id"),
+		projectId: value("projectId"),
+		title: value("title"),
+		modelSelection: value("modelSelection"),
+		latestRunId: value("latestRunId"),
+		activeRunId: value("activeRunId"),
+		status: value("status"),
+		pendingRuntimeRequest: value("pendingRuntimeRequest"),
+		createdAt: value("createdAt"),
+		updatedAt: value("updatedAt"),
+		deletedAt: value("deletedAt"),
+		latestVisibleMessage,
+	};
+	for (const key of LATER_FIELDS) {
+		const v = value(key);
+		if (v !== undefined && !(key === "lineage" && selfRooted(v, out.id)))
+			out[key] = v;
+	}
 	shareHeld(out);
 	return out as ThreadShell;
 }
@@ -183,7 +244,7 @@ const MAX_HELD_SELECTIONS = 1_024;
 
 /**
  * Held shells share equal values instead of keeping a copy per thread (100 000 threads hold a
- * handful of model selections), and a fork lineage naming the thread itself reuses its id.
+ * handful of model selections).
  */
 function shareHeld(out: Record<string, unknown>): void {
 	const selection = out.modelSelection as Record<string, unknown> | null;
@@ -198,13 +259,6 @@ function shareHeld(out: Record<string, unknown>): void {
 		else if (heldSelections.size < MAX_HELD_SELECTIONS)
 			heldSelections.set(key, selection);
 	}
-	const lineage = out.lineage;
-	if (
-		isRecord(lineage) &&
-		lineage.rootThreadId === out.id &&
-		Object.keys(lineage).length === 1
-	)
-		out.lineage = { rootThreadId: out.id };
 }
 
 /**
@@ -213,14 +267,12 @@ function shareHeld(out: Record<string, unknown>): void {
  */
 export function decodeHeldThreadShell(raw: unknown): ThreadShell {
 	const obj = record(raw, "thread");
-	const out: Record<string, unknown> = {};
-	for (const key of SHELL_FIELDS) {
-		const decode = SHELL_DECODERS[key];
-		const value = decode ? decode(obj) : obj[key];
-		if (value !== undefined) out[key] = value;
-	}
 	const lvm = obj.latestVisibleMessage;
-	out.latestVisibleMessage =
+	return heldShell(
+		(key) => {
+			const decode = SHELL_DECODERS[key];
+			return decode ? decode(obj) : obj[key];
+		},
 		isRecord(lvm) && typeof lvm.id === "string"
 			? {
 					id: lvm.id,
@@ -228,9 +280,8 @@ export function decodeHeldThreadShell(raw: unknown): ThreadShell {
 					text: (str(lvm.text) ?? "").slice(0, HELD_MESSAGE_CHARS),
 					updatedAt: lvm.updatedAt,
 				}
-			: null;
-	shareHeld(out);
-	return out as ThreadShell;
+			: null,
+	);
 }
 
 /**
