@@ -97,14 +97,19 @@ export function hitIndexes(
 	list: Listing,
 	matches: Map<string, MessageMatch>,
 ): Int32Array {
-	const at: number[] = [];
+	// A kept search answer is the same map until the machine's shell changes, which also
+	// changes the listing: paging through a query finds its threads once per machine.
+	if (list.hits?.matches === matches) return list.hits.at;
+	const found: number[] = [];
 	for (const id of matches.keys()) {
 		const shell = entry.machine.thread(id);
 		let i = shell ? firstAfter(list, shell.updatedAt ?? "", shell.id) - 1 : -1;
 		if (list.ids[i] !== id) i = list.ids.indexOf(id);
-		if (i >= 0) at.push(i);
+		if (i >= 0) found.push(i);
 	}
-	return Int32Array.from(at.sort((a, b) => a - b));
+	const at = Int32Array.from(found.sort((a, b) => a - b));
+	list.hits = { matches, at };
+	return at;
 }
 
 /** Index of the first thread at or after `from` whose search text holds `query` (or the count). */

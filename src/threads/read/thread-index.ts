@@ -56,6 +56,8 @@ export interface Listing {
 	 * about: then a listing need not look at its threads to know they may all be shown.
 	 */
 	allShown: { projects: Map<string, unknown>; all: boolean } | undefined;
+	/** Where the threads of the last message-search answer asked about are (list-filter.ts). */
+	hits: { matches: Map<string, unknown>; at: Int32Array } | undefined;
 }
 
 /** Forgets what was made from the listing's order or states, after they changed. */
@@ -63,6 +65,7 @@ export function clearDerived(list: Listing): void {
 	list.inState.clear();
 	list.toolCallWaiters = undefined;
 	list.allShown = undefined;
+	list.hits = undefined;
 }
 
 /** Whether every thread of the listing has a project in `projects` and none is deleted. */
@@ -126,6 +129,7 @@ export function buildListing(threads: ThreadShell[]): Listing {
 		haystack: undefined,
 		toolCallWaiters: undefined,
 		allShown: undefined,
+		hits: undefined,
 	};
 }
 
