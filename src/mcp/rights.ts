@@ -100,11 +100,25 @@ export function auditRow(
  * `answerable: false` with a reason saying an approver must answer (the question stays
  * pending for one). Results of approvers pass untouched.
  */
+/** Whether an answerable approval is anywhere in the value (no copy made). */
+function holdsAnswerableApproval(value: unknown): boolean {
+	if (Array.isArray(value)) return value.some(holdsAnswerableApproval);
+	if (value === null || typeof value !== "object") return false;
+	const record = value as Record<string, unknown>;
+	if (record.kind === "approval" && record.answerable === true) return true;
+	for (const key in record)
+		if (holdsAnswerableApproval(record[key])) return true;
+	return false;
+}
+
 export function forClient(
 	client: ClientConfig,
 	result: CallToolResult,
 ): CallToolResult {
 	if (client.approve || !result.structuredContent) return result;
+	// Looked for before anything is copied: most results hold no answerable approval, and a
+	// copy of a 500-row answer at every call was garbage for nothing.
+	if (!holdsAnswerableApproval(result.structuredContent)) return result;
 	let changed = false;
 	const reason = `An approval: client "${client.name}" may not answer it (it lacks the approve right). An approver client must answer it with t3_answer decision, or a person in T3.`;
 	const walk = (value: unknown): unknown => {

@@ -4,54 +4,75 @@ import { createYoungCollector } from "./young-collector.ts";
 const MB = 2 ** 20;
 
 function collector() {
-	const state = { rss: 100 * MB, afterCollect: 100 * MB, collections: 0 };
+	const state = {
+		rss: 100 * MB,
+		afterCollect: 100 * MB,
+		collections: 0,
+		reads: 0,
+	};
 	const queued: (() => void)[] = [];
 	const young = createYoungCollector({
 		growthBytes: 16 * MB,
-		residentSize: () => state.rss,
+		residentSize: () => {
+			state.reads += 1;
+			return state.rss;
+		},
 		collectYoung: () => {
 			state.collections += 1;
 			state.rss = state.afterCollect;
 		},
 		later: (fn) => queued.push(fn),
 	});
-	const runQueued = () => {
+	/** The requests of one task, then the next task. */
+	const requests = (count: number) => {
+		for (let i = 0; i < count; i++) young.noteRequest();
 		for (const fn of queued.splice(0)) fn();
 	};
-	return { state, young, queued, runQueued };
+	return { state, young, queued, requests };
 }
 
 describe("young collector", () => {
-	it("collects in the next task once resident memory grew past the allowance, then measures from what is left", () => {
-		const { state, young, queued, runQueued } = collector();
-		young.noteRequest(); // the first request sets the floor: 100 MB
+	it("collects once resident memory grew past the allowance, then measures from what is left", () => {
+		const { state, requests } = collector();
+		requests(1); // the first look sets the floor: 100 MB
 		state.rss = 116 * MB; // grown by exactly the allowance: not past it
-		young.noteRequest();
-		expect(queued).toHaveLength(0);
+		requests(1);
+		expect(state.collections).toBe(0);
 		state.rss = 117 * MB;
-		young.noteRequest();
-		young.noteRequest(); // one collection queued, not two
-		expect(queued).toHaveLength(1);
-		expect(state.collections).toBe(0); // not inside the request's own task
 		state.afterCollect = 110 * MB;
-		runQueued();
+		requests(1);
 		expect(state.collections).toBe(1);
 		// Measured from the 110 MB left: 120 MB is within the allowance.
 		state.rss = 120 * MB;
-		young.noteRequest();
-		expect(queued).toHaveLength(0);
+		requests(1);
+		expect(state.collections).toBe(1);
 		state.rss = 127 * MB;
+		requests(1);
+		expect(state.collections).toBe(2);
+	});
+
+	it("looks in the next task, once for all the requests of one task", () => {
+		const { state, young, queued, requests } = collector();
+		requests(1);
+		const reads = state.reads;
+		state.rss = 200 * MB;
 		young.noteRequest();
+		young.noteRequest();
+		young.noteRequest();
+		expect(state.reads).toBe(reads); // nothing read on the requests' own path
 		expect(queued).toHaveLength(1);
+		requests(0);
+		expect(state.reads).toBe(reads + 2); // the look, and the floor after the collection
+		expect(state.collections).toBe(1);
 	});
 
 	it("follows memory the process gave back on its own", () => {
-		const { state, young, queued } = collector();
-		young.noteRequest();
+		const { state, requests } = collector();
+		requests(1);
 		state.rss = 90 * MB;
-		young.noteRequest();
+		requests(1);
 		state.rss = 107 * MB; // 17 MB above the new floor
-		young.noteRequest();
-		expect(queued).toHaveLength(1);
+		requests(1);
+		expect(state.collections).toBe(1);
 	});
 });

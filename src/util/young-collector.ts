@@ -3,9 +3,9 @@
  * lets the young generation grow to about the old generation's size before collecting it: with
  * 100 000 threads held that is ~70 MB, ~100 `t3_machines` answers of 500 machines (their JSON,
  * the text copy, the SSE bytes), and resident memory grew by that much under a burst of calls.
- * Looked at after every MCP request (one read of resident memory): once it has grown by
- * `growthBytes` since the last collection, the young generation is collected in the next task
- * (a few milliseconds, not a full collection's tens), so the memory is reused instead of added.
+ * Looked at after MCP requests, in the next task (one read of resident memory): once it has
+ * grown by `growthBytes` since the last collection, the young generation is collected (a few
+ * milliseconds, not a full collection's tens), so the memory is reused instead of added.
  */
 import { edenGC } from "bun:jsc";
 
@@ -21,7 +21,7 @@ export interface YoungCollectorOptions {
 }
 
 export function createYoungCollector(options: YoungCollectorOptions = {}): {
-	/** After a request: collect soon if memory grew past the allowance. */
+	/** After a request: soon, collect if memory grew past the allowance. */
 	noteRequest(): void;
 } {
 	const growth = options.growthBytes ?? 16 * 2 ** 20;
@@ -32,21 +32,24 @@ export function createYoungCollector(options: YoungCollectorOptions = {}): {
 	// changed the error code Bun gives for an address it cannot listen on (cli.test.ts).
 	let floor: number | undefined;
 	let queued = false;
+	const check = () => {
+		queued = false;
+		const now = resident();
+		if (floor === undefined || now < floor) {
+			floor = now;
+			return;
+		}
+		if (now - floor <= growth) return;
+		collectYoung();
+		floor = resident();
+	};
 	return {
 		noteRequest() {
+			// Looked at in the next task, once for the requests of one task: off the answer's
+			// path (a read of resident memory is ~10 µs).
 			if (queued) return;
-			const now = resident();
-			if (floor === undefined || now < floor) {
-				floor = now;
-				return;
-			}
-			if (now - floor <= growth) return;
 			queued = true;
-			later(() => {
-				queued = false;
-				collectYoung();
-				floor = resident();
-			});
+			later(check);
 		},
 	};
 }

@@ -10,7 +10,6 @@ import type { MessageMatch } from "./message-search.ts";
 import {
 	allShown,
 	firstAfter,
-	type Haystack,
 	inState,
 	type Listing,
 	SEPARATOR,
@@ -52,12 +51,13 @@ export function nextMatch(
 	const { list } = source;
 	const n = list.threads.length;
 	if (filter.query !== undefined) {
-		const haystack = search(list);
 		const states = filter.state === "all" ? undefined : list.states;
+		const texts = textMatches(list, filter.query);
 		const hits = source.hits?.at ?? NO_HITS;
-		let text = nextText(haystack, from, filter.query);
+		let j = firstAtOrAfter(texts, from);
 		let k = firstAtOrAfter(hits, from);
 		for (;;) {
+			const text = j < texts.length ? (texts[j] as number) : n;
 			const hit = k < hits.length ? (hits[k] as number) : n;
 			const i = Math.min(text, hit);
 			if (i >= n) return n;
@@ -66,7 +66,7 @@ export function nextMatch(
 				(states === undefined || states[i] === filter.state)
 			)
 				return i;
-			if (i === text) text = nextText(haystack, i + 1, filter.query);
+			if (i === text) j += 1;
 			if (i === hit) k += 1;
 		}
 	}
@@ -112,17 +112,36 @@ export function hitIndexes(
 	return at;
 }
 
-/** Index of the first thread at or after `from` whose search text holds `query` (or the count). */
-function nextText(search: Haystack, from: number, query: string): number {
-	const n = search.texts.length;
-	if (from >= n) return n;
+/** How many queries' matches a listing keeps (paging through a few searches at once). */
+const KEPT_QUERIES = 8;
+
+/**
+ * Indexes (ascending) of the listing's threads whose search text holds `query`, found once per
+ * listing and query: the first page of a search and every next page read them from here.
+ */
+function textMatches(list: Listing, query: string): Int32Array {
+	const kept = list.textMatches.get(query);
+	if (kept) return kept;
+	const haystack = search(list);
+	const found: number[] = [];
+	const n = haystack.texts.length;
 	if (query.includes(SEPARATOR)) {
-		let i = from;
-		while (i < n && !search.texts[i]?.includes(query)) i += 1;
-		return i;
+		for (let i = 0; i < n; i += 1)
+			if (haystack.texts[i]?.includes(query)) found.push(i);
+	} else {
+		let at = haystack.text.indexOf(query);
+		while (at >= 0) {
+			const i = lastAtOrBefore(haystack.starts, at);
+			found.push(i);
+			if (i + 1 >= n) break;
+			at = haystack.text.indexOf(query, haystack.starts[i + 1] as number);
+		}
 	}
-	const at = search.text.indexOf(query, search.starts[from]);
-	return at < 0 ? n : lastAtOrBefore(search.starts, at);
+	const matches = Int32Array.from(found);
+	if (list.textMatches.size >= KEPT_QUERIES)
+		list.textMatches.delete(list.textMatches.keys().next().value as string);
+	list.textMatches.set(query, matches);
+	return matches;
 }
 
 /** The first position in `sorted` whose value is at least `value`. */

@@ -56,6 +56,8 @@ export interface Listing {
 	 * about: then a listing need not look at its threads to know they may all be shown.
 	 */
 	allShown: { projects: Map<string, unknown>; all: boolean } | undefined;
+	/** Per query, the threads whose search text holds it (list-filter.ts, made on first use). */
+	textMatches: Map<string, Int32Array>;
 	/** Where the threads of the last message-search answer asked about are (list-filter.ts). */
 	hits: { matches: Map<string, unknown>; at: Int32Array } | undefined;
 }
@@ -66,6 +68,7 @@ export function clearDerived(list: Listing): void {
 	list.toolCallWaiters = undefined;
 	list.allShown = undefined;
 	list.hits = undefined;
+	list.textMatches.clear();
 }
 
 /** Whether every thread of the listing has a project in `projects` and none is deleted. */
@@ -130,6 +133,7 @@ export function buildListing(threads: ThreadShell[]): Listing {
 		toolCallWaiters: undefined,
 		allShown: undefined,
 		hits: undefined,
+		textMatches: new Map(),
 	};
 }
 
