@@ -11,7 +11,10 @@ function collector() {
 		reads: 0,
 	};
 	const queued: (() => void)[] = [];
+	const clock = { ms: 0 };
 	const young = createYoungCollector({
+		now: () => clock.ms,
+		minIntervalMs: 50,
 		growthBytes: 16 * MB,
 		residentSize: () => {
 			state.reads += 1;
@@ -23,12 +26,13 @@ function collector() {
 		},
 		later: (fn) => queued.push(fn),
 	});
-	/** The requests of one task, then the next task. */
+	/** The requests of one task, then the next task, 50 ms after the last. */
 	const requests = (count: number) => {
+		clock.ms += 50;
 		for (let i = 0; i < count; i++) young.noteRequest();
 		for (const fn of queued.splice(0)) fn();
 	};
-	return { state, young, queued, requests };
+	return { state, young, queued, requests, clock };
 }
 
 describe("young collector", () => {
@@ -52,10 +56,11 @@ describe("young collector", () => {
 	});
 
 	it("looks in the next task, once for all the requests of one task", () => {
-		const { state, young, queued, requests } = collector();
+		const { state, young, queued, requests, clock } = collector();
 		requests(1);
 		const reads = state.reads;
 		state.rss = 200 * MB;
+		clock.ms += 50;
 		young.noteRequest();
 		young.noteRequest();
 		young.noteRequest();
@@ -63,6 +68,22 @@ describe("young collector", () => {
 		expect(queued).toHaveLength(1);
 		requests(0);
 		expect(state.reads).toBe(reads + 2); // the look, and the floor after the collection
+		expect(state.collections).toBe(1);
+	});
+
+	it("looks at most every minIntervalMs", () => {
+		const { state, young, queued, requests, clock } = collector();
+		requests(1);
+		const reads = state.reads;
+		state.rss = 200 * MB;
+		clock.ms += 49;
+		young.noteRequest();
+		expect(queued).toHaveLength(0); // 49 ms after the last look
+		clock.ms += 1;
+		young.noteRequest();
+		expect(queued).toHaveLength(1);
+		for (const fn of queued.splice(0)) fn();
+		expect(state.reads).toBeGreaterThan(reads);
 		expect(state.collections).toBe(1);
 	});
 
