@@ -38,9 +38,15 @@ export function createApp(
 	const handler = createMcpHandler(
 		(ctx) => {
 			const extra = ctx.authInfo?.extra as
-				| { client: ClientConfig; method?: string }
+				| { client: ClientConfig; method?: string; tool?: string }
 				| undefined;
-			return buildServer(services, ctx.era, extra?.client, extra?.method);
+			return buildServer(
+				services,
+				ctx.era,
+				extra?.client,
+				extra?.method,
+				extra?.tool,
+			);
 		},
 		{
 			legacy: "stateless",
@@ -57,10 +63,7 @@ export function createApp(
 			token: "",
 			clientId: client.name,
 			scopes: [client.access],
-			extra: {
-				client,
-				method: (message as { method?: unknown } | undefined)?.method,
-			},
+			extra: { client, ...requestNames(message) },
 		},
 	});
 
@@ -167,4 +170,19 @@ export function createApp(
 	});
 	app.all("/mcp", (c) => handler.fetch(c.req.raw, as(c.get("client"))));
 	return app;
+}
+
+/** A JSON-RPC request's method and, for `tools/call`, its tool's name. */
+function requestNames(message: unknown): { method?: string; tool?: string } {
+	const request = message as
+		| { method?: unknown; params?: { name?: unknown } }
+		| undefined;
+	const method =
+		typeof request?.method === "string" ? request.method : undefined;
+	const tool = request?.params?.name;
+	return {
+		method,
+		tool:
+			method === "tools/call" && typeof tool === "string" ? tool : undefined,
+	};
 }

@@ -37,6 +37,8 @@ export function buildServer(
 	era: "modern" | "legacy" = "modern",
 	client: ClientConfig = OPEN_CALLER,
 	method?: string,
+	/** A `tools/call`'s tool: the only one registered (a call reaches no other). */
+	toolName?: string,
 ): McpServer {
 	const services = servicesForClient(base, client);
 	const server = new McpServer(
@@ -46,8 +48,12 @@ export function buildServer(
 				"Runs coding agents on remote T3 Code machines. Typical loop: t3_machines → t3_projects (t3_models for another model, plan mode or model options) → t3_dispatch (returns a thread_id at once) → t3_wait → t3_answer if it asks a question → t3_wait again → t3_thread to read details.\nTo be woken instead of blocking: t3_dispatch with wait: true dispatches and waits in one call. A client with MCP Tasks (io.modelcontextprotocol/tasks) gets a task at once for it and for t3_wait, completed when the run finishes or asks a question, so it can do other work meanwhile; without Tasks, wait: true blocks like t3_wait. Use wait: true when you would call t3_wait right after dispatching.\nAlso: t3_threads finds existing threads on every machine; t3_diff shows what a run changed; t3_manage renames, archives, settles or stops a thread; t3_delete removes one.",
 		},
 	);
+	// A call needs its own tool only: registering all twenty for every request was a tenth of a
+	// small call's CPU. A call naming no known tool gets them all (the SDK's own error for it).
+	const called =
+		method === "tools/call" ? tools.filter((t) => t.name === toolName) : [];
 	const registered = new Map(
-		tools.map((tool) => [
+		(called.length > 0 ? called : tools).map((tool) => [
 			tool.name,
 			register(server, tool, services, era, client),
 		]),
