@@ -35,6 +35,33 @@ describe("createGramIndex", () => {
 		expect(index.candidates("ab").size).toBe(0);
 		expect(index.candidates("zzz").has("Z")).toBe(true);
 	});
+
+	it("finds what a search of every gram finds, with few grams (indexOf) and many (one pass)", () => {
+		const next = random(20261203);
+		const word = (n: number) =>
+			Array.from({ length: n }, () => "abcd"[Math.floor(next() * 4)]).join("");
+		for (const count of [1, 3, 4, 5, 40]) {
+			const grams = Array.from({ length: count }, () => word(4));
+			const index = createGramIndex(
+				4,
+				grams.map((g, i) => [g, i]),
+			);
+			for (let round = 0; round < 300; round++) {
+				const text = word(Math.floor(next() * 60));
+				const from = Math.floor(next() * (text.length + 1));
+				const to = from + Math.floor(next() * (text.length - from + 1));
+				const expected = grams.flatMap((g, i) => {
+					const at = text.indexOf(g, from);
+					return at !== -1 && at < to ? [i] : [];
+				});
+				// The one pass may add hash-only matches (callers verify), never miss one.
+				const found = index.candidates(text, from, to);
+				for (const i of expected) expect(found.has(i)).toBe(true);
+				if (count <= 4)
+					expect([...found].sort((a, b) => a - b)).toEqual(expected);
+			}
+		}
+	});
 });
 
 // The masking loops before the gram index: every secret tried against every text. The indexed
