@@ -51,9 +51,11 @@ export function buildServer(
 	// A call needs its own tool only: registering all twenty for every request was a tenth of a
 	// small call's CPU. A call naming no known tool gets them all (the SDK's own error for it).
 	const called =
-		method === "tools/call" ? tools.filter((t) => t.name === toolName) : [];
+		method === "tools/call" && toolName !== undefined
+			? toolsByName.get(toolName)
+			: undefined;
 	const registered = new Map(
-		(called.length > 0 ? called : tools).map((tool) => [
+		(called ? [called] : tools).map((tool) => [
 			tool.name,
 			register(server, tool, services, era, client),
 		]),
@@ -72,6 +74,8 @@ export function buildServer(
  * tenth of what the tool adds to its GET). Under `bun test` it stays on, so a shape bug fails there.
  */
 const CHECK_RESULTS = process.env.NODE_ENV === "test";
+
+const toolsByName = new Map(tools.map((tool) => [tool.name, tool]));
 
 /** Per tool, the schemas with their JSON Schema conversion cached across requests. */
 const schemas = new Map(
