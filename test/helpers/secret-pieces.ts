@@ -3,9 +3,10 @@
  * first one found and what surrounds it.
  */
 export function findSecretPiece(
-	text: string,
+	raw: string,
 	secrets: string[],
 ): { piece: string; context: string } | undefined {
+	const text = openCursors(raw);
 	for (const secret of secrets)
 		for (let i = 0; i + 5 <= secret.length; i++) {
 			const piece = secret.slice(i, i + 5);
@@ -17,6 +18,25 @@ export function findSecretPiece(
 				};
 		}
 	return undefined;
+}
+
+/**
+ * Page cursors (`payload.signature`, threads/read/cursor.ts) are base64url of JSON holding
+ * random ids, which by chance spell pieces of a base64 secret; their payload is checked as
+ * the JSON it decodes to, and the signature (an HMAC, no input text in it) is dropped.
+ */
+const CURSOR = /([A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+
+export function openCursors(text: string): string {
+	return text.replace(CURSOR, (whole, payload: string) => {
+		try {
+			const body = Buffer.from(payload, "base64url").toString("utf8");
+			JSON.parse(body);
+			return `cursor(${body})`;
+		} catch {
+			return whole;
+		}
+	});
 }
 
 /** Throws naming the piece, where it was found and what surrounds it. */
