@@ -21,16 +21,24 @@ export async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 		return { online: [entry], unavailable: [] };
 	}
 	const all = deps.fleet.list();
-	// One pass, no copies, when no machine is still connecting (nearly always): with 500
-	// machines, what a listing does per machine is most of its cost.
-	const connecting: Promise<unknown>[] = [];
-	for (let i = 0; i < all.length; i++) {
-		const machine = (all[i] as FleetMachine).machine;
-		if (machine.status().state === "connecting")
-			connecting.push(machine.ready(CONNECT_WAIT_MS).catch(() => {}));
+	let sorted = sortByState(all);
+	// Rarely any: then each is waited for (a bounded time) and every machine read again.
+	if (sorted.connecting.length > 0) {
+		await Promise.all(
+			sorted.connecting.map((m) => m.ready(CONNECT_WAIT_MS).catch(() => {})),
+		);
+		sorted = sortByState(all);
 	}
-	if (connecting.length > 0) await Promise.all(connecting);
+	return { online: sorted.online, unavailable: sorted.unavailable };
+}
+
+/**
+ * One pass, each machine's status read once: with 500 machines, what a listing does per
+ * machine is most of its cost.
+ */
+function sortByState(all: FleetMachine[]) {
 	const online: FleetMachine[] = [];
+	const connecting: FleetMachine["machine"][] = [];
 	const unavailable: {
 		machine: string;
 		state: string;
@@ -40,14 +48,16 @@ export async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 		const entry = all[i] as FleetMachine;
 		const status = entry.machine.status();
 		if (status.state === "online") online.push(entry);
-		else
+		else {
+			if (status.state === "connecting") connecting.push(entry.machine);
 			unavailable.push({
 				machine: entry.config.name,
 				state: status.state,
 				reason: status.reason,
 			});
+		}
 	}
-	return { online, unavailable };
+	return { online, connecting, unavailable };
 }
 
 /**

@@ -126,6 +126,14 @@ function fakeDeps(
 const at = (minute: number) =>
 	`2026-12-01T00:${String(minute).padStart(2, "0")}:00.000Z`;
 
+/** Mostly T3's own form; now and then a time that sorts as text differently from its instant. */
+function oddly(time: string, r: number): string {
+	if (r < 0.8) return time;
+	if (r < 0.87) return time.replace(".000Z", "Z");
+	if (r < 0.94) return time.replace(".000Z", ".5+00:00");
+	return "";
+}
+
 describe("listThreads", () => {
 	const threads = {
 		a: [
@@ -259,8 +267,9 @@ describe("listThreads against a plain filter-and-sort", () => {
 				pendingRuntimeRequest:
 					next() < 0.1 ? { id: "r", kind: "user_input" } : null,
 				deletedAt: next() < 0.05 ? at(0) : null,
-				// Few distinct times: many ties, ordered by id.
-				updatedAt: at(Math.floor(next() * 20)),
+				// Few distinct times: many ties, ordered by id. Some not in T3's fixed-width
+				// form (no milliseconds, an offset, none): ordered as texts all the same.
+				updatedAt: oddly(at(Math.floor(next() * 20)), next()),
 			} as Partial<ThreadShell>);
 		return { next, pick, thread };
 	}
