@@ -50,6 +50,8 @@ export function nextMatch(
 ): number {
 	const { list } = source;
 	const n = list.threads.length;
+	// Nearly always every thread of a machine may be shown: then none needs looking at.
+	const all = allShown(list, source.projects);
 	if (filter.query !== undefined) {
 		const states = filter.state === "all" ? undefined : list.states;
 		const texts = textMatches(list, filter.query);
@@ -62,7 +64,7 @@ export function nextMatch(
 			const i = Math.min(text, hit);
 			if (i >= n) return n;
 			if (
-				shown(source, i) &&
+				(all || shown(source, i)) &&
 				(states === undefined || states[i] === filter.state)
 			)
 				return i;
@@ -70,8 +72,6 @@ export function nextMatch(
 			if (i === hit) k += 1;
 		}
 	}
-	// Nearly always every thread of a machine may be shown: then none needs looking at.
-	const all = allShown(list, source.projects);
 	if (filter.state !== "all") {
 		// Only the threads in that state: "what needs me?" skips the thousands settled.
 		const only = inState(list, filter.state);

@@ -148,6 +148,7 @@ export async function searchMessages(
 	// Kept answers and machines without search are settled here, at once: only the machines
 	// T3 must be asked cost a promise (a repeated or paged query of 500 machines costs none).
 	const asks: Promise<void>[] = [];
+	const now = options.now();
 	for (const entry of online) {
 		const memo = memoOf(entry.machine);
 		if (!entry.machine.searchThreads || memo.unsupported) {
@@ -155,7 +156,7 @@ export async function searchMessages(
 			continue;
 		}
 		const kept = memo.answers.get(query);
-		if (kept && options.now() - kept.at < KEEP_MS) out.set(entry, kept.matches);
+		if (kept && now - kept.at < KEEP_MS) out.set(entry, kept.matches);
 		else asks.push(ask(entry, memo));
 	}
 	if (asks.length > 0) await Promise.all(asks);
