@@ -148,7 +148,7 @@ export async function searchMessages(
 	// Kept answers and machines without search are settled here, at once: only the machines
 	// T3 must be asked cost a promise (a repeated or paged query of 500 machines costs none).
 	const asks: Promise<void>[] = [];
-	const now = options.now();
+	let now: number | undefined;
 	for (const entry of online) {
 		const memo = memoOf(entry.machine);
 		if (!entry.machine.searchThreads || memo.unsupported) {
@@ -156,7 +156,10 @@ export async function searchMessages(
 			continue;
 		}
 		const kept = memo.answers.get(query);
-		if (kept && now - kept.at < KEEP_MS) out.set(entry, kept.matches);
+		// The clock read once, when a kept answer is first looked at.
+		if (kept) now ??= options.now();
+		if (kept && (now as number) - kept.at < KEEP_MS)
+			out.set(entry, kept.matches);
 		else asks.push(ask(entry, memo));
 	}
 	if (asks.length > 0) await Promise.all(asks);
