@@ -3,8 +3,9 @@
  * and 500 / 100 000 machines / threads; `BENCH_MACHINES` / `BENCH_THREADS` set the largest, the
  * others are a tenth and two fifths of its machines, a tenth and half of its threads) the
  * compiled binary starts on a state file tracking every thread (as footprint does), is timed to
- * every machine online `BENCH_SCALE_STARTS` times, then answers `t3_machines` and `t3_threads`
- * (first page, query, next page) through MCP. RSS is read 3 s after every machine is online
+ * every machine online `BENCH_SCALE_STARTS` times (largest size first, alone) and left running;
+ * then the three answer `t3_machines` and `t3_threads` (first page, query, next page) through
+ * MCP, interleaved round by round so the VM's drift lands on every size alike. RSS is read 3 s after every machine is online
  * (settled, before any call), after the calls, and as VmHWM. The slope is solved from the
  * three sizes' settled RSS:
  * RSS = base + per machine × machines + per thread × threads, and `t3_threads` growth per
@@ -13,6 +14,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/client";
 import { config } from "./lib/config.ts";
 import { startFleet } from "./lib/fleet.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
@@ -21,7 +23,7 @@ import { tempDir } from "./lib/server.ts";
 import { trackThreads } from "./lib/state.ts";
 import { fmtSummary, type Summary, summarize, timed } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
-import { startTimed, stopProc } from "./lib/timed-start.ts";
+import { type Started, startTimed, stopProc } from "./lib/timed-start.ts";
 
 export interface SizeResult {
 	machines: number;
@@ -40,76 +42,131 @@ export interface SizeResult {
 	next: Summary;
 }
 
-async function measureSize(
+const STEPS = ["t3Machines", "first", "query", "next"] as const;
+type Step = (typeof STEPS)[number];
+
+/** One size brought up and settled: its fleet, its server and an MCP client on it. */
+interface Running {
+	machines: number;
+	threads: number;
+	onlines: number[];
+	rssHeldMb: number;
+	peakBeforeCallsMb: number;
+	proc: Started["proc"];
+	client: Client;
+	steps: Record<Step, () => Promise<unknown>>;
+	close(): Promise<void>;
+}
+
+/**
+ * Starts a size's simulators and the binary on a state file tracking every thread, times
+ * `config.scaleStarts` starts to every machine online, and leaves the last one running,
+ * settled, with a client connected.
+ */
+async function bringUp(
 	machineCount: number,
 	threadCount: number,
-): Promise<SizeResult> {
+): Promise<Running> {
 	process.stderr.write(
 		`  scale ${machineCount} machines, ${threadCount} threads…\n`,
 	);
 	const fleet = await startFleet(machineCount, threadCount);
 	const dir = tempDir();
 	const statePath = join(dir, "state.sqlite");
+	const cleanUp = async () => {
+		rmSync(dir, { recursive: true, force: true });
+		await fleet.stop();
+	};
+	let s: Started | undefined;
+	let client: Client | undefined;
 	try {
 		trackThreads(statePath, fleet.threads);
 		const onlines: number[] = [];
 		for (let i = 0; i < config.scaleStarts - 1; i++) {
-			const s = await startTimed(dir, statePath, fleet.machines);
-			onlines.push(s.onlineMs);
-			await stopProc(s.proc);
+			const started = await startTimed(dir, statePath, fleet.machines);
+			onlines.push(started.onlineMs);
+			await stopProc(started.proc);
 		}
-		const s = await startTimed(dir, statePath, fleet.machines);
+		s = await startTimed(dir, statePath, fleet.machines);
 		onlines.push(s.onlineMs);
 		// What holding them costs: the catch-up of every tracked thread done and collected, before
 		// any call (calls add a steady ~30 MB of their own: JIT code, allocator pools).
 		await Bun.sleep(3_000);
 		const rssHeldMb = rssMb(s.proc.pid);
 		const peakBeforeCallsMb = peakRssMb(s.proc.pid);
-		const client = await connectMcp(`${s.url}/mcp`);
-		try {
-			const first = await call<{ threads: unknown[]; next_cursor: string }>(
-				client,
-				"t3_threads",
-				{ limit: 50 },
-			);
-			if (first.threads.length !== Math.min(50, threadCount))
-				throw new Error(`t3_threads listed ${first.threads.length} threads`);
-			const steps = {
-				t3Machines: () => call(client, "t3_machines"),
-				first: () => call(client, "t3_threads", { limit: 50 }),
-				query: () =>
-					call(client, "t3_threads", { query: "thread 17", limit: 50 }),
-				next: () => call(client, "t3_threads", { cursor: first.next_cursor }),
-			};
-			const samples = Object.fromEntries(
-				Object.keys(steps).map((k) => [k, [] as number[]]),
-			) as Record<keyof typeof steps, number[]>;
-			for (let i = 0; i < 20; i++)
-				for (const step of Object.values(steps)) await step(); // warm-up
-			for (let i = 0; i < config.scaleSamples; i++)
-				for (const [name, step] of Object.entries(steps))
-					samples[name as keyof typeof steps].push(await timed(step));
-			return {
-				machines: machineCount,
-				threads: threadCount,
-				online: summarize(onlines),
-				rssSettledMb: rssHeldMb,
-				rssAfterCallsMb: rssMb(s.proc.pid),
-				rssPeakBeforeCallsMb: peakBeforeCallsMb,
-				rssPeakMb: peakRssMb(s.proc.pid),
-				t3Machines: summarize(samples.t3Machines),
-				first: summarize(samples.first),
-				query: summarize(samples.query),
-				next: summarize(samples.next),
-			};
-		} finally {
-			await client.close().catch(() => {});
-			await stopProc(s.proc);
-		}
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-		await fleet.stop();
+		const mcp = await connectMcp(`${s.url}/mcp`);
+		client = mcp;
+		const first = await call<{ threads: unknown[]; next_cursor: string }>(
+			mcp,
+			"t3_threads",
+			{ limit: 50 },
+		);
+		if (first.threads.length !== Math.min(50, threadCount))
+			throw new Error(`t3_threads listed ${first.threads.length} threads`);
+		const proc = s.proc;
+		return {
+			machines: machineCount,
+			threads: threadCount,
+			onlines,
+			rssHeldMb,
+			peakBeforeCallsMb,
+			proc,
+			client: mcp,
+			steps: {
+				t3Machines: () => call(mcp, "t3_machines"),
+				first: () => call(mcp, "t3_threads", { limit: 50 }),
+				query: () => call(mcp, "t3_threads", { query: "thread 17", limit: 50 }),
+				next: () => call(mcp, "t3_threads", { cursor: first.next_cursor }),
+			},
+			async close() {
+				await mcp.close().catch(() => {});
+				await stopProc(proc);
+				await cleanUp();
+			},
+		};
+	} catch (error) {
+		await client?.close().catch(() => {});
+		if (s) await stopProc(s.proc);
+		await cleanUp();
+		throw error;
 	}
+}
+
+/**
+ * The calls of every size, interleaved round by round (each round: every step on every size),
+ * so that the VM's speed drifting over a minute (~1.7× here between runs of the same binary)
+ * moves every size alike instead of landing on one and showing up as the spread.
+ */
+async function measureCalls(running: Running[]): Promise<SizeResult[]> {
+	const samples = running.map(
+		() =>
+			Object.fromEntries(STEPS.map((k) => [k, [] as number[]])) as Record<
+				Step,
+				number[]
+			>,
+	);
+	for (let i = 0; i < 20; i++)
+		for (const r of running) for (const step of STEPS) await r.steps[step](); // warm-up
+	for (let i = 0; i < config.scaleSamples; i++)
+		for (const [k, r] of running.entries())
+			for (const step of STEPS)
+				samples[k]?.[step].push(await timed(r.steps[step]));
+	return running.map((r, k) => {
+		const own = samples[k] as Record<Step, number[]>;
+		return {
+			machines: r.machines,
+			threads: r.threads,
+			online: summarize(r.onlines),
+			rssSettledMb: r.rssHeldMb,
+			rssAfterCallsMb: rssMb(r.proc.pid),
+			rssPeakBeforeCallsMb: r.peakBeforeCallsMb,
+			rssPeakMb: peakRssMb(r.proc.pid),
+			t3Machines: summarize(own.t3Machines),
+			first: summarize(own.first),
+			query: summarize(own.query),
+			next: summarize(own.next),
+		};
+	});
 }
 
 /** Solves a 3×3 linear system (Cramer's rule); null when the sizes do not pin it down. */
@@ -177,8 +234,17 @@ export async function benchScale(): Promise<{
 	rows: Row[];
 	raw: Record<string, unknown>;
 }> {
-	const sizes: SizeResult[] = [];
-	for (const [m, t] of scaleSizes()) sizes.push(await measureSize(m, t));
+	// Largest first: its start is timed against the goal with no other size running yet (the
+	// smaller ones then start beside it, idle); then the calls of all three, interleaved.
+	const running: Running[] = [];
+	let sizes: SizeResult[];
+	try {
+		for (const [m, t] of [...scaleSizes()].reverse())
+			running.unshift(await bringUp(m, t));
+		sizes = await measureCalls(running);
+	} finally {
+		for (const r of running) await r.close();
+	}
 	const curve = costCurve(sizes);
 	const top = sizes.at(-1) as SizeResult;
 	const at = (s: SizeResult) => `${s.machines} / ${s.threads}`;
