@@ -60,12 +60,13 @@ interface Running {
 
 /**
  * Starts a size's simulators and the binary on a state file tracking every thread, times
- * `config.scaleStarts` starts to every machine online, and leaves the last one running,
+ * `starts` starts to every machine online, and leaves the last one running,
  * settled, with a client connected.
  */
 async function bringUp(
 	machineCount: number,
 	threadCount: number,
+	starts = config.scaleStarts,
 ): Promise<Running> {
 	process.stderr.write(
 		`  scale ${machineCount} machines, ${threadCount} threads…\n`,
@@ -82,7 +83,7 @@ async function bringUp(
 	try {
 		trackThreads(statePath, fleet.threads);
 		const onlines: number[] = [];
-		for (let i = 0; i < config.scaleStarts - 1; i++) {
+		for (let i = 0; i < starts - 1; i++) {
 			const started = await startTimed(dir, statePath, fleet.machines);
 			onlines.push(started.onlineMs);
 			await stopProc(started.proc);
@@ -189,14 +190,26 @@ function solve3(a: number[][], b: number[]): number[] | null {
 }
 
 /** Memory per machine and per thread (KB), and how `t3_threads` grows, from the sizes. */
-export function costCurve(sizes: SizeResult[]) {
-	const fit =
-		sizes.length === 3
-			? solve3(
-					sizes.map((s) => [1, s.machines, s.threads]),
-					sizes.map((s) => s.rssSettledMb * 1024),
-				)
-			: null;
+export function costCurve(
+	sizes: SizeResult[],
+	extra: { machines: number; threads: number; rssSettledMb: number }[] = [],
+) {
+	// Least squares over every point: the three sizes hold ~200 threads a machine each, so on
+	// their own machines and threads move together and the split between them swung 22–85 KB a
+	// machine between runs; a point with the most machines and the fewest threads pins it.
+	const points = [...sizes, ...extra];
+	// Columns in hundreds of machines and ten thousands of threads: a well-scaled system.
+	const rows = points.map((p) => [1, p.machines / 100, p.threads / 10_000]);
+	const rss = points.map((p) => p.rssSettledMb * 1024);
+	const normal = [0, 1, 2].map((i) =>
+		[0, 1, 2].map((j) =>
+			rows.reduce((sum, r) => sum + (r[i] ?? 0) * (r[j] ?? 0), 0),
+		),
+	);
+	const rhs = [0, 1, 2].map((i) =>
+		rows.reduce((sum, r, k) => sum + (r[i] ?? 0) * (rss[k] ?? 0), 0),
+	);
+	const fit = points.length >= 3 ? solve3(normal, rhs) : null;
 	const p50s = sizes.flatMap((s) => [s.first.p50, s.query.p50, s.next.p50]);
 	const small = sizes[0];
 	const large = sizes.at(-1);
@@ -210,8 +223,10 @@ export function costCurve(sizes: SizeResult[]) {
 			: null;
 	return {
 		baseKb: fit ? Math.round(fit[0] ?? 0) : null,
-		perMachineKb: fit ? Math.round((fit[1] ?? 0) * 10) / 10 : null,
-		perThreadKb: fit ? Math.round((fit[2] ?? 0) * 1000) / 1000 : null,
+		perMachineKb: fit ? Math.round(((fit[1] ?? 0) / 100) * 10) / 10 : null,
+		perThreadKb: fit
+			? Math.round(((fit[2] ?? 0) / 10_000) * 1000) / 1000
+			: null,
 		/** Largest ÷ smallest `t3_threads` p50 over every size and kind of page. */
 		threadsSpread:
 			Math.round((Math.max(...p50s) / Math.min(...p50s)) * 100) / 100,
@@ -230,6 +245,11 @@ export function scaleSizes(): [number, number][] {
 	];
 }
 
+/** The curve's extra point: the largest size's machines with a tenth of its threads. */
+export function fitPoint(): [number, number] {
+	return [config.scaleTopMachines, Math.round(config.scaleTopThreads / 10)];
+}
+
 export async function benchScale(): Promise<{
 	rows: Row[];
 	raw: Record<string, unknown>;
@@ -238,6 +258,11 @@ export async function benchScale(): Promise<{
 	// smaller ones then start beside it, idle); then the calls of all three, interleaved.
 	const running: Running[] = [];
 	let sizes: SizeResult[];
+	// The curve's extra point (most machines, fewest threads): its settled RSS only.
+	const [fm, ft] = fitPoint();
+	const alone = await bringUp(fm, ft, 1);
+	const extra = [{ machines: fm, threads: ft, rssSettledMb: alone.rssHeldMb }];
+	await alone.close();
 	try {
 		for (const [m, t] of [...scaleSizes()].reverse())
 			running.unshift(await bringUp(m, t));
@@ -245,7 +270,7 @@ export async function benchScale(): Promise<{
 	} finally {
 		for (const r of running) await r.close();
 	}
-	const curve = costCurve(sizes);
+	const curve = costCurve(sizes, extra);
 	const top = sizes.at(-1) as SizeResult;
 	const at = (s: SizeResult) => `${s.machines} / ${s.threads}`;
 	const sizeRows: Row[] = sizes.map((s) => ({
@@ -311,6 +336,6 @@ export async function benchScale(): Promise<{
 					curve.threadsSpread <= 1.5,
 			},
 		],
-		raw: { sizes, curve },
+		raw: { sizes, extra, curve },
 	};
 }
