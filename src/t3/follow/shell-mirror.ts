@@ -29,6 +29,13 @@ export interface ShellMirror {
 	): void;
 }
 
+/**
+ * Project lists replaced so far, on every machine: what a kept listing plan (t3_threads)
+ * compares, since a project change is no shell change event.
+ */
+let projectListChanges = 0;
+export const projectListVersion = (): number => projectListChanges;
+
 export function createShellMirror(
 	emit: (change: ShellChange) => void,
 ): ShellMirror {
@@ -41,9 +48,13 @@ export function createShellMirror(
 	 * its projects, and one array per ask of 500 machines was a listing's largest cost.
 	 */
 	let projectList: ProjectShell[] | undefined;
+	const forgetProjectList = () => {
+		projectList = undefined;
+		projectListChanges += 1;
+	};
 	const setProject = (project: ProjectShell) => {
 		projects.set(project.id, project);
-		projectList = undefined;
+		forgetProjectList();
 	};
 
 	function upsertThread(thread: ThreadShell, sequence: number): void {
@@ -71,7 +82,7 @@ export function createShellMirror(
 			upsertThread(thread, seq);
 		}
 		projects.clear();
-		projectList = undefined;
+		forgetProjectList();
 		for (const p of snap.projects) setProject(p);
 		// Authoritative: even a lower sequence wins (the server's store may have been reset).
 		lastSeq = seq;
@@ -110,7 +121,7 @@ export function createShellMirror(
 					return;
 				case "project.removed":
 					projects.delete(item.projectId);
-					projectList = undefined;
+					forgetProjectList();
 					return;
 				case "thread.updated":
 					// Pre-release servers announce archiving as an update in the archive (OBSERVED §6.6 #30).

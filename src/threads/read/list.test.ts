@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { openDb } from "../../store/db.ts";
+import { createShellMirror } from "../../t3/follow/shell-mirror.ts";
 import type { ShellChange } from "../../t3/machine-api.ts";
-import type { ThreadShell } from "../../t3/model.ts";
+import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { listThreads } from "./list.ts";
 import { threadState } from "./thread-state.ts";
@@ -49,19 +50,33 @@ function fakeDeps(
 	threads: Record<string, ThreadShell[]>,
 	archived: Record<string, ThreadShell[] | Error> = {},
 ) {
-	const listeners = new Map<string, (c: ShellChange) => void>();
+	// Every listener of a machine, as a machine's own onChange keeps them.
+	const listeners = new Map<string, Set<(c: ShellChange) => void>>();
+	const tell = (machine: string, change: ShellChange) => {
+		for (const listener of listeners.get(machine) ?? []) listener(change);
+	};
 	const entries = Object.entries(threads).map(([name, list]) => {
 		const held = new Map(list.map((t) => [t.id, t]));
-		return {
+		// Projects as a machine holds them: in its shell mirror (a project change is no event).
+		const mirror = createShellMirror(() => {});
+		mirror.applySnapshot({
+			snapshotSequence: 1,
+			projects: [
+				{ id: "p", title: "demo", workspaceRoot: "/srv/demo" },
+				{ id: "h", title: "hidden", workspaceRoot: "/srv/hidden" },
+			] as ProjectShell[],
+			threads: [],
+		});
+		const status = { state: "online", reason: null as string | null };
+		const current = {
 			config: { name },
 			allows: (p: { title: string }) => p.title !== "hidden",
 			held,
+			mirror,
+			status,
 			machine: {
-				status: () => ({ state: "online", reason: null }),
-				projects: () => [
-					{ id: "p", title: "demo", workspaceRoot: "/srv/demo" },
-					{ id: "h", title: "hidden", workspaceRoot: "/srv/hidden" },
-				],
+				status: () => current.status,
+				projects: () => mirror.projects(),
 				threads: () => [...held.values()],
 				thread: (id: string) => held.get(id),
 				async archivedThreads() {
@@ -70,11 +85,14 @@ function fakeDeps(
 					return a;
 				},
 				onChange(listener: (c: ShellChange) => void) {
-					listeners.set(name, listener);
-					return () => {};
+					const own = listeners.get(name) ?? new Set();
+					own.add(listener);
+					listeners.set(name, own);
+					return () => own.delete(listener);
 				},
 			},
 		};
+		return current;
 	});
 	const fleet = {
 		list: () => entries,
@@ -96,17 +114,12 @@ function fakeDeps(
 	/** Replaces a thread on a machine and tells the listing, as a shell update would. */
 	const update = (machine: string, thread: ThreadShell) => {
 		entries.find((e) => e.config.name === machine)?.held.set(thread.id, thread);
-		listeners.get(machine)?.({
-			kind: "thread",
-			thread,
-			sequence: 1,
-			previous: undefined,
-		});
+		tell(machine, { kind: "thread", thread, sequence: 1, previous: undefined });
 	};
 	/** Removes a thread from a machine and tells the listing. */
 	const remove = (machine: string, threadId: string) => {
 		entries.find((e) => e.config.name === machine)?.held.delete(threadId);
-		listeners.get(machine)?.({
+		tell(machine, {
 			kind: "thread.removed",
 			threadId,
 			sequence: 1,
@@ -118,9 +131,33 @@ function fakeDeps(
 		const entry = entries.find((e) => e.config.name === machine);
 		entry?.held.clear();
 		for (const t of threads) entry?.held.set(t.id, t);
-		listeners.get(machine)?.({ kind: "snapshot", sequence: 1 });
+		tell(machine, { kind: "snapshot", sequence: 1 });
 	};
-	return { deps, update, remove, snapshot };
+	const entry = (machine: string) =>
+		entries.find((e) => e.config.name === machine) as (typeof entries)[number];
+	/** The machine's connection state changes (a state event, as a machine's link sends it). */
+	const setState = (machine: string, state: string) => {
+		const own = entry(machine);
+		own.status = { state, reason: state === "online" ? null : "test" };
+		tell(machine, {
+			kind: "state",
+			status: own.status,
+		} as unknown as ShellChange);
+	};
+	/** A project renamed in the machine's shell (T3's `project.updated`): no change event. */
+	const renameProject = (machine: string, id: string, title: string) => {
+		const { mirror } = entry(machine);
+		mirror.apply({
+			kind: "project.updated",
+			sequence: mirror.sequence() + 1,
+			project: {
+				id,
+				title,
+				workspaceRoot: `/srv/${id}`,
+			} as ProjectShell,
+		});
+	};
+	return { deps, update, remove, snapshot, setState, renameProject };
 }
 
 const at = (minute: number) =>
@@ -175,6 +212,28 @@ describe("listThreads", () => {
 		]);
 		const found = await listThreads(deps, { query: "PARSER" });
 		expect(found.threads.map((t) => t.thread_id)).toEqual(["b1"]);
+	});
+
+	test("a repeated listing sees a machine going offline, coming back and a project hidden", async () => {
+		const { deps, setState, renameProject } = fakeDeps(threads);
+		const ids = async () => {
+			const page = await listThreads(deps, {});
+			return {
+				ids: page.threads.map((t) => t.thread_id),
+				unavailable: page.unavailable.map((u) => u.machine),
+			};
+		};
+		expect(await ids()).toEqual({
+			ids: ["a2", "a3", "b2", "b1", "a1"],
+			unavailable: [],
+		});
+		setState("a", "offline");
+		expect(await ids()).toEqual({ ids: ["b2", "b1"], unavailable: ["a"] });
+		setState("a", "online");
+		expect((await ids()).ids).toEqual(["a2", "a3", "b2", "b1", "a1"]);
+		// Only the shell's project list tells: no change event comes with it.
+		renameProject("b", "p", "hidden");
+		expect(await ids()).toEqual({ ids: ["a2", "a3", "a1"], unavailable: [] });
 	});
 
 	test("a cursor works only with the filters it was made for", async () => {

@@ -19,10 +19,17 @@ import {
 } from "./list-filter.ts";
 import { pickMachines, projectsFor, readArchived } from "./list-machines.ts";
 import { decodeCursor, encodeCursor, merge } from "./list-page.ts";
+import {
+	keepPlan,
+	keptPlan,
+	type PlannedMachine,
+	planVersion,
+} from "./list-plan.ts";
 import { listedRows } from "./list-row.ts";
 import { SEARCH_MAX, SEARCH_MIN, searchMessages } from "./message-search.ts";
 import {
 	applyKnownToolCalls,
+	hasToolCallWaiters,
 	learnPendingToolCalls,
 } from "./pending-resumability.ts";
 import { firstAfter, type Listing, machineListing } from "./thread-index.ts";
@@ -71,7 +78,19 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		filters.cursor === undefined
 			? undefined
 			: decodeCursor(deps, filters, filters.cursor);
-	const { online, unavailable } = await pickMachines(deps, filters);
+	// A plain listing (every machine and project, active threads) reuses the last call's plan
+	// while nothing changed on any machine (list-plan.ts).
+	const plain =
+		filters.machine === undefined &&
+		filters.project === undefined &&
+		filters.archived !== true;
+	const version = plain ? planVersion(deps.fleet) : undefined;
+	const kept =
+		version === undefined ? undefined : keptPlan(deps.fleet, version);
+	const reach = kept ?? (await pickMachines(deps, filters));
+	const { online } = reach;
+	// The call's own: search and archive reads add the machines they could not read.
+	const unavailable = [...reach.unavailable];
 	if (filters.machine !== undefined && filters.project !== undefined)
 		resolveProject(deps, online[0] as FleetMachine, filters.project);
 
@@ -90,16 +109,19 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		entry: FleetMachine;
 		list: Listing | undefined;
 		projects: Map<string, ProjectShell>;
-	}[] = [];
-	for (const entry of online)
-		readable.push({
-			entry,
-			list: archived ? archived.get(entry) : machineListing(entry.machine),
-			projects: projectsFor(deps, entry, filters.project),
-		});
+		waiting?: boolean;
+	}[] = kept ? kept.machines : [];
+	if (!kept)
+		for (const entry of online)
+			readable.push({
+				entry,
+				list: archived ? archived.get(entry) : machineListing(entry.machine),
+				projects: projectsFor(deps, entry, filters.project),
+			});
 	// Pending client tool calls not yet known to be resumable or not: read before any state is.
 	const learning: Promise<unknown>[] = [];
-	for (const { entry, list, projects } of readable) {
+	for (const { entry, list, projects, waiting } of readable) {
+		if (waiting === false) continue;
 		const learn =
 			list && projects.size > 0
 				? learnPendingToolCalls(entry.machine, list, (t) =>
@@ -110,12 +132,20 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 	}
 	if (learning.length > 0) await Promise.all(learning);
 	const sources: Source[] = [];
+	const planned: PlannedMachine[] = [];
 	let projectSeen = filters.project === undefined;
-	for (const { entry, list, projects } of readable) {
+	for (const { entry, list, projects, waiting } of readable) {
 		if (projects.size === 0) continue;
 		projectSeen = true;
 		if (!list) continue;
-		applyKnownToolCalls(entry.machine, list);
+		if (waiting !== false) applyKnownToolCalls(entry.machine, list);
+		if (version !== undefined && !kept)
+			planned.push({
+				entry,
+				list,
+				projects,
+				waiting: hasToolCallWaiters(list),
+			});
 		const source: Source = { entry, projects, list, index: 0 };
 		const matches = found.get(entry);
 		if (matches?.size)
@@ -124,6 +154,12 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		source.index = nextMatch(source, from, filter);
 		sources.push(source);
 	}
+	if (version !== undefined && !kept)
+		keepPlan(deps.fleet, version, {
+			online,
+			unavailable: reach.unavailable,
+			machines: planned,
+		});
 	// Tracked threads their machine lost: listed as missing, not left out.
 	if (!archived) {
 		const withMissing = deps.threads.machinesWithMissing();

@@ -67,6 +67,10 @@ function toolCallWaiters(list: Listing): number[] {
 	return out;
 }
 
+/** Whether any active thread of the listing waits on a client tool call (nearly never). */
+export const hasToolCallWaiters = (list: Listing): boolean =>
+	toolCallWaiters(list).length > 0;
+
 /**
  * Reads the capability of every listable pending client tool call not known yet (one read
  * per request, in parallel); a read that fails leaves it unknown (listed as `active`, as before).
