@@ -32,7 +32,12 @@ import {
 	hasToolCallWaiters,
 	learnPendingToolCalls,
 } from "./pending-resumability.ts";
-import { firstAfter, type Listing, machineListing } from "./thread-index.ts";
+import {
+	firstAfter,
+	type Listing,
+	machineListing,
+	timeKey,
+} from "./thread-index.ts";
 import { type ThreadState, threadState } from "./thread-state.ts";
 import { vanishedListing } from "./vanished-listing.ts";
 
@@ -78,6 +83,7 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		filters.cursor === undefined
 			? undefined
 			: decodeCursor(deps, filters, filters.cursor);
+	const atKey = position ? timeKey(position.at) : Number.NaN;
 	// A plain listing (every machine and project, active threads) reuses the last call's plan
 	// while nothing changed on any machine (list-plan.ts).
 	const plain =
@@ -150,7 +156,9 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		const matches = found.get(entry);
 		if (matches?.size)
 			source.hits = { at: hitIndexes(entry, list, matches), matches };
-		const from = position ? firstAfter(list, position.at, position.id) : 0;
+		const from = position
+			? firstAfter(list, position.at, position.id, atKey)
+			: 0;
 		source.index = nextMatch(source, from, filter);
 		sources.push(source);
 	}

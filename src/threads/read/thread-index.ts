@@ -164,14 +164,27 @@ export function buildListing(threads: ThreadShell[]): Listing {
  * Index of the first thread sorting strictly after position (`at`, `id`) in list order
  * (updatedAt desc, then id asc): where a thread with that key goes, and where a cursor resumes.
  */
-export function firstAfter(list: Listing, at: string, id: string): number {
-	const { times, ids } = list;
+export function firstAfter(
+	list: Listing,
+	at: string,
+	id: string,
+	atKey: number = timeKey(at),
+): number {
+	const { times, keys, ids } = list;
 	let lo = 0;
 	let hi = times.length;
 	while (lo < hi) {
 		const mid = (lo + hi) >> 1;
-		const t = times[mid] as string;
-		if (t !== at ? t < at : (ids[mid] as string) > id) hi = mid;
+		const key = keys[mid] as number;
+		// The keys decide when both are numbers and differ (NaN compares false): else the texts.
+		let after: boolean;
+		if (key < atKey) after = true;
+		else if (key > atKey) after = false;
+		else {
+			const t = times[mid] as string;
+			after = t !== at ? t < at : (ids[mid] as string) > id;
+		}
+		if (after) hi = mid;
 		else lo = mid + 1;
 	}
 	return lo;
