@@ -5,7 +5,7 @@
  * compiled binary starts on a state file tracking every thread (as footprint does), is timed to
  * every machine online `BENCH_SCALE_STARTS` times (largest size first, alone) and left running;
  * then the three answer `t3_machines` and `t3_threads` (first page, query, next page) through
- * MCP, interleaved round by round so the VM's drift lands on every size alike. RSS is read 3 s after every machine is online
+ * MCP, in turns of ten rounds a size so the VM's drift lands on every size alike. RSS is read 3 s after every machine is online
  * (settled, before any call), after the calls, and as VmHWM. The slope is solved from the
  * three sizes' settled RSS:
  * RSS = base + per machine × machines + per thread × threads, and `t3_threads` growth per
@@ -133,10 +133,15 @@ async function bringUp(
 	}
 }
 
+/** Rounds in a row on one size: a process's caches warm, yet the sizes take turns often. */
+const BLOCK_ROUNDS = 10;
+
 /**
- * The calls of every size, interleaved round by round (each round: every step on every size),
- * so that the VM's speed drifting over a minute (~1.7× here between runs of the same binary)
- * moves every size alike instead of landing on one and showing up as the spread.
+ * The calls of every size in turns of `BLOCK_ROUNDS` rounds (each round: every step once), so
+ * that the VM's speed drifting over a minute (~1.7× here between runs of the same binary) moves
+ * every size alike instead of landing on one and showing up as the spread. Turns, not single
+ * calls: a call on another server each time found its caches cold (`t3_machines` at 500
+ * machines 3.3–4.2 ms against 1.6–2.6 alone).
  */
 async function measureCalls(running: Running[]): Promise<SizeResult[]> {
 	const samples = running.map(
@@ -146,12 +151,16 @@ async function measureCalls(running: Running[]): Promise<SizeResult[]> {
 				number[]
 			>,
 	);
-	for (let i = 0; i < 20; i++)
-		for (const r of running) for (const step of STEPS) await r.steps[step](); // warm-up
-	for (let i = 0; i < config.scaleSamples; i++)
-		for (const [k, r] of running.entries())
-			for (const step of STEPS)
-				samples[k]?.[step].push(await timed(r.steps[step]));
+	for (const r of running)
+		for (let i = 0; i < 20; i++)
+			for (const step of STEPS) await r.steps[step](); // warm-up
+	for (let from = 0; from < config.scaleSamples; from += BLOCK_ROUNDS)
+		for (const [k, r] of running.entries()) {
+			const to = Math.min(from + BLOCK_ROUNDS, config.scaleSamples);
+			for (let i = from; i < to; i++)
+				for (const step of STEPS)
+					samples[k]?.[step].push(await timed(r.steps[step]));
+		}
 	return running.map((r, k) => {
 		const own = samples[k] as Record<Step, number[]>;
 		return {
@@ -255,7 +264,7 @@ export async function benchScale(): Promise<{
 	raw: Record<string, unknown>;
 }> {
 	// Largest first: its start is timed against the goal with no other size running yet (the
-	// smaller ones then start beside it, idle); then the calls of all three, interleaved.
+	// smaller ones then start beside it, idle); then the calls of all three, taking turns.
 	const running: Running[] = [];
 	let sizes: SizeResult[];
 	// The curve's extra point (most machines, fewest threads): its settled RSS only.
