@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "bun:test";
+import { seededRandom as random } from "../../test/helpers/seeded-random.ts";
 import { createGramIndex } from "./gram-index.ts";
 import {
 	clearSecretsForTest,
@@ -10,17 +11,6 @@ import {
 } from "./redact.ts";
 
 afterEach(clearSecretsForTest);
-
-/** A seeded generator, so a failing case can be replayed. */
-function random(seed: number) {
-	let x = seed >>> 0 || 1;
-	return () => {
-		x ^= x << 13;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		return (x >>> 0) / 2 ** 32;
-	};
-}
 
 describe("createGramIndex", () => {
 	it("names every value whose gram starts in the range, and no other", () => {

@@ -1,16 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { seededRandom as random } from "../../../test/helpers/seeded-random.ts";
 import { timeKey } from "./thread-index.ts";
-
-/** A seeded generator (xorshift), so a failure names a reproducible case. */
-function random(seed: number): () => number {
-	let x = seed;
-	return () => {
-		x ^= x << 13;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		return (x >>> 0) / 2 ** 32;
-	};
-}
 
 describe("timeKey", () => {
 	test("orders T3's fixed-width times exactly as their texts, whatever the digits", () => {
