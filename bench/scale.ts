@@ -5,9 +5,10 @@
  * compiled binary starts on a state file tracking every thread (as footprint does), is timed to
  * every machine online `BENCH_SCALE_STARTS` times (largest size first, alone) and left running;
  * then the three answer `t3_machines` and `t3_threads` (first page, query, next page) through
- * MCP, in turns of ten rounds a size so the VM's drift lands on every size alike. RSS is read 3 s after every machine is online
- * (settled, before any call), after the calls, and as VmHWM. The slope is solved from the
- * three sizes' settled RSS:
+ * MCP, in turns of ten rounds a size so the VM's drift lands on every size alike. RSS is read
+ * 3 s after every machine is online (settled, before any call), after the calls, and as VmHWM.
+ * The slope is fitted (least squares) to the settled RSS of the three sizes and of an extra
+ * point (the largest size's machines, a tenth of its threads):
  * RSS = base + per machine × machines + per thread × threads, and `t3_threads` growth per
  * 10 000 threads. Selected with `BENCH_ONLY=scale`; not part of the default run (it adds
  * about a minute: 160 000 threads created, three servers started three times).
@@ -53,7 +54,6 @@ interface Running {
 	rssHeldMb: number;
 	peakBeforeCallsMb: number;
 	proc: Started["proc"];
-	client: Client;
 	steps: Record<Step, () => Promise<unknown>>;
 	close(): Promise<void>;
 }
@@ -112,7 +112,6 @@ async function bringUp(
 			rssHeldMb,
 			peakBeforeCallsMb,
 			proc,
-			client: mcp,
 			steps: {
 				t3Machines: () => call(mcp, "t3_machines"),
 				first: () => call(mcp, "t3_threads", { limit: 50 }),

@@ -9,6 +9,7 @@ import { redact } from "../../util/redact.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { requireOnline, resolveMachine } from "../resolve.ts";
 import type { ListFilters } from "./list.ts";
+import type { Unavailable } from "./message-search.ts";
 import { buildListing, type Listing } from "./thread-index.ts";
 
 const CONNECT_WAIT_MS = 5_000;
@@ -39,11 +40,7 @@ export async function pickMachines(deps: ThreadDeps, filters: ListFilters) {
 function sortByState(all: FleetMachine[]) {
 	const online: FleetMachine[] = [];
 	const connecting: FleetMachine["machine"][] = [];
-	const unavailable: {
-		machine: string;
-		state: string;
-		reason: string | null;
-	}[] = [];
+	const unavailable: Unavailable[] = [];
 	for (let i = 0; i < all.length; i++) {
 		const entry = all[i] as FleetMachine;
 		const status = entry.machine.status();
@@ -66,7 +63,7 @@ function sortByState(all: FleetMachine[]) {
  */
 export async function readArchived(
 	online: FleetMachine[],
-	unavailable: { machine: string; state: string; reason: string | null }[],
+	unavailable: Unavailable[],
 ): Promise<Map<FleetMachine, Listing>> {
 	const read = await Promise.all(
 		online.map((entry) =>

@@ -10,13 +10,8 @@ import type { Fleet, FleetMachine } from "../../fleet/fleet.ts";
 import { projectListVersion } from "../../t3/follow/shell-mirror.ts";
 import type { Machine } from "../../t3/machine-api.ts";
 import type { ProjectShell } from "../../t3/model.ts";
+import type { Unavailable } from "./message-search.ts";
 import type { Listing } from "./thread-index.ts";
-
-export interface Unavailable {
-	machine: string;
-	state: string;
-	reason: string | null;
-}
 
 export interface PlannedMachine {
 	entry: FleetMachine;
@@ -35,16 +30,21 @@ export interface ListPlan {
 /** Shell, state and configuration events seen on the machines watched, all together. */
 let machineEvents = 0;
 const watched = new WeakSet<Machine>();
+/** Fleets whose machines are all watched: a call on one looks at none of them again. */
+const watchedFleets = new WeakSet<Fleet>();
 
 /** Where things stand now: a plan made at another version may be out of date. */
 export function planVersion(fleet: Fleet): string {
-	for (const entry of fleet.list())
-		if (!watched.has(entry.machine)) {
-			watched.add(entry.machine);
-			entry.machine.onChange(() => {
-				machineEvents += 1;
-			});
-		}
+	if (!watchedFleets.has(fleet)) {
+		for (const { machine } of fleet.list())
+			if (!watched.has(machine)) {
+				watched.add(machine);
+				machine.onChange(() => {
+					machineEvents += 1;
+				});
+			}
+		watchedFleets.add(fleet);
+	}
 	return `${machineEvents}:${projectListVersion()}`;
 }
 

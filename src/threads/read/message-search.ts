@@ -156,11 +156,15 @@ export async function searchMessages(
 			continue;
 		}
 		const kept = memo.answers.get(query);
-		// The clock read once, when a kept answer is first looked at.
-		if (kept) now ??= options.now();
-		if (kept && (now as number) - kept.at < KEEP_MS)
-			out.set(entry, kept.matches);
-		else asks.push(ask(entry, memo));
+		if (kept) {
+			// The clock read once, when a kept answer is first looked at.
+			now ??= options.now();
+			if (now - kept.at < KEEP_MS) {
+				out.set(entry, kept.matches);
+				continue;
+			}
+		}
+		asks.push(ask(entry, memo));
 	}
 	if (asks.length > 0) await Promise.all(asks);
 	return out;
