@@ -18,6 +18,7 @@ import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
 import { holdUntilSettled } from "./hold-headers.ts";
+import { answersAsJson, createJsonCalls } from "./json-calls.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 import { protocolVersionGuard } from "./protocol-version.ts";
 import { isTaskListen, serveTaskListen } from "./task-listen.ts";
@@ -35,28 +36,31 @@ export function createApp(
 	options: AppOptions = {},
 ): Hono<CallerEnv> {
 	const { server } = services.config;
-	const handler = createMcpHandler(
-		(ctx) => {
-			const extra = ctx.authInfo?.extra as
-				| { client: ClientConfig; method?: string; tool?: string }
-				| undefined;
-			return buildServer(
-				services,
-				ctx.era,
-				extra?.client,
-				extra?.method,
-				extra?.tool,
-			);
-		},
-		{
-			legacy: "stateless",
-			responseMode: "sse",
-			keepAliveMs: KEEP_ALIVE_MS,
-			maxRequestBodySize: MAX_BODY_BYTES,
-			onerror: (error: Error) =>
-				services.log.warn("mcp transport error", { error: error.message }),
-		} as Parameters<typeof createMcpHandler>[1],
-	);
+	const factory = (ctx: {
+		era: "modern" | "legacy";
+		authInfo?: { extra?: Record<string, unknown> };
+	}) => {
+		const extra = ctx.authInfo?.extra as
+			| { client: ClientConfig; method?: string; tool?: string }
+			| undefined;
+		return buildServer(
+			services,
+			ctx.era,
+			extra?.client,
+			extra?.method,
+			extra?.tool,
+		);
+	};
+	const onTransportError = (error: Error) =>
+		services.log.warn("mcp transport error", { error: error.message });
+	const handler = createMcpHandler(factory, {
+		legacy: "stateless",
+		responseMode: "sse",
+		keepAliveMs: KEEP_ALIVE_MS,
+		maxRequestBodySize: MAX_BODY_BYTES,
+		onerror: onTransportError,
+	} as Parameters<typeof createMcpHandler>[1]);
+	const jsonCalls = createJsonCalls(factory, onTransportError);
 	/** The caller handed to the MCP server factory (the SDK passes `authInfo` through). */
 	const as = (client: ClientConfig, message?: unknown) => ({
 		authInfo: {
@@ -161,10 +165,13 @@ export function createApp(
 			servicesForClient(services, client),
 		);
 		noteLegacyTaskRequest(c.req.raw, body.message);
-		const response = await handler.fetch(c.req.raw, {
-			parsedBody: body.message,
-			...as(client, body.message),
-		});
+		const caller = as(client, body.message);
+		const response = answersAsJson(c.req.raw, body.message)
+			? await jsonCalls(c.req.raw, body.message, caller.authInfo)
+			: await handler.fetch(c.req.raw, {
+					parsedBody: body.message,
+					...caller,
+				});
 		young.noteRequest();
 		return ahead ? holdUntilSettled(response, ahead.detail) : response;
 	});

@@ -1,0 +1,117 @@
+/**
+ * 2025-era tool calls answered from memory go out as one JSON body, not an SSE stream. The SDK's
+ * stateless legacy serving always streams: the result is framed as an SSE event, copied through a
+ * second stream, and the client runs it through its event parser. For `t3_machines` at 500
+ * machines (a 224 KB answer) that framing was a fifth of the call. Streamable HTTP lets a server
+ * answer a POST with `application/json` (the client accepts both), and these tools send no
+ * notifications and answer within seconds (every wait in them is bounded at 5 s), so the SSE
+ * keep-alive comments that hold long calls open are not needed.
+ */
+
+import type { McpServer } from "@modelcontextprotocol/server";
+import {
+	classifyInboundRequest,
+	WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+
+/** Tools that answer from what the connector holds, with no wait longer than 5 s. */
+const ANSWERED_FROM_MEMORY: ReadonlySet<string> = new Set([
+	"t3_machines",
+	"t3_projects",
+	"t3_threads",
+]);
+
+type AuthInfo = Parameters<
+	WebStandardStreamableHTTPServerTransport["handleRequest"]
+>[1] extends infer O
+	? O extends { authInfo?: infer A }
+		? A
+		: never
+	: never;
+
+/**
+ * Whether this request is a 2025-era `tools/call` of a tool answered from memory, made neither
+ * as a task nor with a progress token (both need the stream).
+ */
+export function answersAsJson(request: Request, message: unknown): boolean {
+	const call = message as {
+		method?: unknown;
+		params?: {
+			name?: unknown;
+			task?: unknown;
+			_meta?: { progressToken?: unknown };
+		};
+	};
+	if (call?.method !== "tools/call") return false;
+	const params = call.params;
+	if (
+		typeof params?.name !== "string" ||
+		!ANSWERED_FROM_MEMORY.has(params.name) ||
+		params.task !== undefined ||
+		params._meta?.progressToken !== undefined
+	)
+		return false;
+	const outcome = classifyInboundRequest({
+		httpMethod: "POST",
+		protocolVersionHeader:
+			request.headers.get("mcp-protocol-version") ?? undefined,
+		mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
+		mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
+		body: message,
+	});
+	return outcome.kind === "legacy";
+}
+
+/**
+ * Serves one 2025-era request on a fresh server and transport, as the SDK's stateless legacy
+ * serving does, with the transport answering in JSON.
+ */
+export function createJsonCalls(
+	factory: (ctx: {
+		era: "legacy";
+		authInfo?: AuthInfo;
+		requestInfo: Request;
+	}) => McpServer | Promise<McpServer>,
+	onerror: (error: Error) => void,
+): (
+	request: Request,
+	message: unknown,
+	authInfo: AuthInfo | undefined,
+) => Promise<Response> {
+	return async (request, message, authInfo) => {
+		let close: (() => void) | undefined;
+		try {
+			const server = await factory({
+				era: "legacy",
+				...(authInfo !== undefined && { authInfo }),
+				requestInfo: request,
+			});
+			const transport = new WebStandardStreamableHTTPServerTransport({
+				sessionIdGenerator: undefined,
+				enableJsonResponse: true,
+			});
+			close = () => {
+				transport.close().catch(() => {});
+				server.close().catch(() => {});
+			};
+			await server.connect(transport);
+			return await transport.handleRequest(request, {
+				...(authInfo !== undefined && { authInfo }),
+				parsedBody: message,
+			});
+		} catch (error) {
+			onerror(error instanceof Error ? error : new Error(String(error)));
+			const id = (message as { id?: unknown }).id;
+			return Response.json(
+				{
+					jsonrpc: "2.0",
+					id: typeof id === "string" || typeof id === "number" ? id : null,
+					error: { code: -32603, message: "Internal server error" },
+				},
+				{ status: 500 },
+			);
+		} finally {
+			close?.();
+		}
+	};
+}

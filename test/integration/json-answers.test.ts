@@ -1,0 +1,107 @@
+/**
+ * 2025-era calls of the tools answered from memory come back as one JSON body; every other call,
+ * a task-augmented one and one asking for progress keep the SSE stream (keep-alive comments,
+ * progress). The official client reads both forms alike.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+	callTool,
+	type Stack,
+	startStack,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
+
+let stack: Stack;
+beforeAll(async () => {
+	stack = await startStack({ machines: [{ name: "m" }] });
+	await untilMachinesOnline(await stack.client());
+});
+afterAll(async () => {
+	await stack.stop();
+});
+
+let nextId = 1;
+async function post(
+	name: string,
+	args: Record<string, unknown>,
+	params: Record<string, unknown> = {},
+): Promise<{ type: string | null; text: string }> {
+	const response = await fetch(`${stack.server.url}/mcp`, {
+		method: "POST",
+		headers: {
+			"content-type": "application/json",
+			accept: "application/json, text/event-stream",
+			"mcp-protocol-version": "2025-11-25",
+		},
+		body: JSON.stringify({
+			jsonrpc: "2.0",
+			id: nextId++,
+			method: "tools/call",
+			params: { name, arguments: args, ...params },
+		}),
+	});
+	expect(response.status).toBe(200);
+	return {
+		type: response.headers.get("content-type"),
+		text: await response.text(),
+	};
+}
+
+describe("tool calls answered from memory", () => {
+	test.each([
+		["t3_machines", {}],
+		["t3_threads", { limit: 5 }],
+		["t3_projects", { machine: "m" }],
+	])("%s answers with one JSON body", async (name, args) => {
+		const { type, text } = await post(name, args);
+		expect(type).toStartWith("application/json");
+		const answer = JSON.parse(text) as {
+			id: number;
+			result: { structuredContent: Record<string, unknown>; isError?: boolean };
+		};
+		expect(answer.result.isError).toBeUndefined();
+		expect(Object.keys(answer.result.structuredContent).length).toBeGreaterThan(
+			0,
+		);
+	});
+
+	test("a tool error is a JSON answer too", async () => {
+		const { type, text } = await post("t3_projects", { machine: "nowhere" });
+		expect(type).toStartWith("application/json");
+		expect(JSON.parse(text).result.isError).toBe(true);
+	});
+
+	test("a call asking for progress keeps the stream", async () => {
+		const { type, text } = await post(
+			"t3_machines",
+			{},
+			{
+				_meta: { progressToken: "p1" },
+			},
+		);
+		expect(type).toStartWith("text/event-stream");
+		expect(text).toContain("event: message");
+	});
+
+	test("other tools keep the stream", async () => {
+		const { type } = await post("t3_thread", {
+			thread_id: crypto.randomUUID(),
+		});
+		expect(type).toStartWith("text/event-stream");
+	});
+
+	test("the official client reads the JSON answers", async () => {
+		const client = await stack.client({ era: "legacy" });
+		const { data } = await callTool<{
+			machines: { name: string; state: string }[];
+		}>(client, "t3_machines");
+		expect(data.machines).toEqual([
+			expect.objectContaining({ name: "m", state: "online" }),
+		]);
+		const threads = await callTool<{ threads: unknown[] }>(
+			client,
+			"t3_threads",
+		);
+		expect(Array.isArray(threads.data.threads)).toBe(true);
+	});
+});
