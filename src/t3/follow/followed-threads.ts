@@ -7,6 +7,7 @@
 import type { Logger } from "../../util/log.ts";
 import { decodeThreadStreamItem } from "../decode/thread-stream.ts";
 import type { Machine } from "../machine-api.ts";
+import type { ThreadShell } from "../model.ts";
 import {
 	type Activity,
 	createFollowedProjection,
@@ -19,6 +20,8 @@ export interface FollowedThreadsDeps {
 	/** The machine's name: kept views are shared by every machine. */
 	name: string;
 	openStream: NonNullable<Machine["openStream"]>;
+	/** The machine's held shell of a thread (stamped by `noteShellSequence` when it arrived). */
+	shell: (threadId: string) => ThreadShell | undefined;
 	online: () => boolean;
 	log: Logger;
 	maxThreads: number;
@@ -58,19 +61,35 @@ export interface Followed {
 /** How long a released, caught-up thread stays subscribed (a follow-up often comes at once). */
 const RETIRE_MS = 100;
 
+/**
+ * The sequence of the shell change that brought a held shell, kept on the shell itself: a map
+ * of every thread's sequence was ~50 bytes a thread (5 MB with 100 000 threads held), and only
+ * followed threads ever read it. A symbol key: no JSON, key list or listing shows it.
+ */
+const SHELL_SEQUENCE = Symbol("shell sequence");
+type Stamped = ThreadShell & { [SHELL_SEQUENCE]?: number };
+
+/** Stamps a held shell with the sequence of the change that brought it. */
+export function noteShellSequence(thread: ThreadShell, sequence: number): void {
+	(thread as Stamped)[SHELL_SEQUENCE] = sequence;
+}
+
+const shellSequence = (thread: ThreadShell | undefined): number =>
+	(thread as Stamped | undefined)?.[SHELL_SEQUENCE] ?? 0;
+
 export function createFollowedThreads(deps: FollowedThreadsDeps) {
 	const { openStream, log, maxThreads, lingerMs, kept } = deps;
 	const followed = new Map<string, Followed>();
 	const keyOf = (threadId: string) => `${deps.name}\u0000${threadId}`;
-	/** The sequence of the latest shell update per thread, and of our latest command. */
-	const shellSeq = new Map<string, number>();
+	/** The sequence of our latest command per thread (the shell's is on its shell). */
 	const commandSeq = new Map<string, number>();
+	const shellSeq = (threadId: string) => shellSequence(deps.shell(threadId));
 	let fallbacks = 0;
 
 	/** Followed rows are at least as new as everything the shell and our commands showed. */
 	const current = (f: Followed) => {
 		if (f.view === null || f.failed) return false;
-		const shown = shellSeq.get(f.threadId) ?? 0;
+		const shown = shellSeq(f.threadId);
 		return (
 			(f.lastSeq >= shown || shown <= f.shellFloor) &&
 			f.lastSeq >= (commandSeq.get(f.threadId) ?? 0)
@@ -146,7 +165,7 @@ export function createFollowedThreads(deps: FollowedThreadsDeps) {
 				break;
 			case "synchronized":
 				f.live = f.view !== null;
-				f.shellFloor = shellSeq.get(f.threadId) ?? 0;
+				f.shellFloor = shellSeq(f.threadId);
 				wakeWaiters(f);
 				break;
 			default:
@@ -196,8 +215,7 @@ export function createFollowedThreads(deps: FollowedThreadsDeps) {
 	 */
 	function maybeRetire(f: Followed): void {
 		if (f.leases > 0) return;
-		const caughtUp =
-			f.failed || !f.view || (shellSeq.get(f.threadId) ?? 0) >= f.lastSeq;
+		const caughtUp = f.failed || !f.view || shellSeq(f.threadId) >= f.lastSeq;
 		if (caughtUp && f.lingerShort) return;
 		if (f.linger) clearTimeout(f.linger);
 		f.lingerShort = caughtUp;
@@ -255,9 +273,8 @@ export function createFollowedThreads(deps: FollowedThreadsDeps) {
 		};
 	}
 
-	/** A thread gone from the machine: unfollowed, its kept view and sequences dropped. */
+	/** A thread gone from the machine: unfollowed, its kept view and command sequence dropped. */
 	function forget(threadId: string): void {
-		shellSeq.delete(threadId);
 		commandSeq.delete(threadId);
 		const f = followed.get(threadId);
 		if (f) close(f, false);
@@ -266,7 +283,6 @@ export function createFollowedThreads(deps: FollowedThreadsDeps) {
 
 	return {
 		followed,
-		shellSeq,
 		commandSeq,
 		current,
 		open,

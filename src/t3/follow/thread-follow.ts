@@ -22,7 +22,10 @@ import { compactThreadShell } from "../decode/shell.ts";
 import type { Machine, ShellChange } from "../machine-api.ts";
 import type { ThreadShell } from "../model.ts";
 import { type Activity, sameActivity } from "./followed-projection.ts";
-import { createFollowedThreads } from "./followed-threads.ts";
+import {
+	createFollowedThreads,
+	noteShellSequence,
+} from "./followed-threads.ts";
 import { createKeptThreadViews, type KeptView } from "./kept-thread-views.ts";
 import type { KeptViews } from "./kept-views.ts";
 
@@ -62,7 +65,6 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const kept = options.keptViews ?? createKeptThreadViews();
 	const {
 		followed,
-		shellSeq,
 		commandSeq,
 		current,
 		open,
@@ -75,6 +77,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	} = createFollowedThreads({
 		name: inner.name,
 		openStream,
+		shell: (threadId) => inner.thread(threadId),
 		online: () => inner.status().state === "online",
 		log,
 		maxThreads,
@@ -148,7 +151,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	inner.onChange((change) => {
 		switch (change.kind) {
 			case "thread": {
-				shellSeq.set(change.thread.id, change.sequence);
+				noteShellSequence(change.thread, change.sequence);
 				const f = followed.get(change.thread.id);
 				if (!f) break;
 				if (f.leases === 0) maybeRetire(f);

@@ -10,6 +10,7 @@ import type { MessageMatch } from "./message-search.ts";
 import {
 	allShown,
 	firstAfter,
+	haystackText,
 	inState,
 	type Listing,
 	SEPARATOR,
@@ -124,10 +125,10 @@ function textMatches(list: Listing, query: string): Int32Array {
 	if (kept) return kept;
 	const haystack = search(list);
 	const found: number[] = [];
-	const n = haystack.texts.length;
+	const n = haystack.starts.length;
 	if (query.includes(SEPARATOR)) {
 		for (let i = 0; i < n; i += 1)
-			if (haystack.texts[i]?.includes(query)) found.push(i);
+			if (haystackText(haystack, i).includes(query)) found.push(i);
 	} else {
 		let at = haystack.text.indexOf(query);
 		while (at >= 0) {

@@ -306,6 +306,9 @@ describe("listThreads against a plain filter-and-sort", () => {
 		"parser",
 		"σσ",
 		"\u0000\u0001",
+		// Holding the separator: matched against each thread's text on its own.
+		"x\n\u0000",
+		"!\u0000",
 		"a\nb",
 		"!!",
 		"zz",

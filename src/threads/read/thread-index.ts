@@ -46,11 +46,20 @@ const searchText = (thread: ThreadShell): string =>
  */
 export const SEPARATOR = "\u0000";
 
-/** The search texts in list order, joined by SEPARATOR; `starts[i]` is where thread i's begins. */
+/**
+ * The search texts in list order, joined by SEPARATOR; `starts[i]` is where thread i's begins.
+ * Only the joined copy is kept (not each text too): a latest message is up to 500 characters,
+ * and with 100 000 threads two copies were 100 MB more after the first search.
+ */
 export interface Haystack {
-	texts: string[];
 	text: string;
 	starts: Int32Array;
+}
+
+/** Thread `i`'s search text, out of the haystack. */
+export function haystackText(haystack: Haystack, i: number): string {
+	const end = haystack.starts[i + 1] ?? haystack.text.length + SEPARATOR.length;
+	return haystack.text.slice(haystack.starts[i], end - SEPARATOR.length);
 }
 
 /**
@@ -65,8 +74,6 @@ export interface Listing {
 	keys: number[];
 	ids: string[];
 	states: ThreadState[];
-	/** The search texts, once a search made them (then kept up to date). */
-	texts: string[] | undefined;
 	/** Indexes of the threads in each state, ascending (made on first use). */
 	inState: Map<ThreadState, Int32Array>;
 	/** The search texts joined (made on first use after a change). */
@@ -129,15 +136,14 @@ export function inState(list: Listing, state: ThreadState): Int32Array {
 /** The listing's search texts and their haystack. */
 export function search(list: Listing): Haystack {
 	if (list.haystack) return list.haystack;
-	list.texts ??= list.threads.map(searchText);
-	const { texts } = list;
+	const texts = list.threads.map(searchText);
 	const starts = new Int32Array(texts.length);
 	let at = 0;
 	for (let i = 0; i < texts.length; i += 1) {
 		starts[i] = at;
 		at += (texts[i] as string).length + SEPARATOR.length;
 	}
-	list.haystack = { texts, text: texts.join(SEPARATOR), starts };
+	list.haystack = { text: texts.join(SEPARATOR), starts };
 	return list.haystack;
 }
 
@@ -150,7 +156,6 @@ export function buildListing(threads: ThreadShell[]): Listing {
 		keys: threads.map((t) => timeKey(t.updatedAt ?? "")),
 		ids: threads.map((t) => t.id),
 		states: threads.map(threadState),
-		texts: undefined,
 		inState: new Map(),
 		haystack: undefined,
 		toolCallWaiters: undefined,
@@ -200,7 +205,7 @@ export function applyChanges(
 	changed: Iterable<string>,
 	current: (id: string) => ThreadShell | undefined,
 ): void {
-	const { threads, times, keys, ids, states, texts } = list;
+	const { threads, times, keys, ids, states } = list;
 	for (const id of changed) {
 		const was = ids.indexOf(id);
 		if (was >= 0) {
@@ -209,7 +214,6 @@ export function applyChanges(
 			keys.splice(was, 1);
 			ids.splice(was, 1);
 			states.splice(was, 1);
-			texts?.splice(was, 1);
 		}
 		const thread = current(id);
 		if (!thread) continue;
@@ -219,7 +223,6 @@ export function applyChanges(
 		keys.splice(to, 0, timeKey(thread.updatedAt ?? ""));
 		ids.splice(to, 0, thread.id);
 		states.splice(to, 0, threadState(thread));
-		texts?.splice(to, 0, searchText(thread));
 	}
 	clearDerived(list);
 	list.haystack = undefined;
