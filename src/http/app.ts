@@ -166,12 +166,20 @@ export function createApp(
 		);
 		noteLegacyTaskRequest(c.req.raw, body.message);
 		const caller = as(client, body.message);
-		const response = answersAsJson(c.req.raw, body.message)
-			? await jsonCalls(c.req.raw, body.message, caller.authInfo)
-			: await handler.fetch(c.req.raw, {
-					parsedBody: body.message,
-					...caller,
-				});
+		if (answersAsJson(c.req.raw, body.message)) {
+			// Answered whole: nothing to hold.
+			const response = await jsonCalls(
+				c.req.raw,
+				body.message,
+				caller.authInfo,
+			);
+			young.noteRequest();
+			return response;
+		}
+		const response = await handler.fetch(c.req.raw, {
+			parsedBody: body.message,
+			...caller,
+		});
 		young.noteRequest();
 		return ahead ? holdUntilSettled(response, ahead.detail) : response;
 	});

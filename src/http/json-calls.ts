@@ -1,11 +1,12 @@
 /**
- * 2025-era tool calls answered from memory go out as one JSON body, not an SSE stream. The SDK's
+ * 2025-era calls of the quick tools go out as one JSON body, not an SSE stream. The SDK's
  * stateless legacy serving always streams: the result is framed as an SSE event, copied through a
  * second stream, and the client runs it through its event parser. For `t3_machines` at 500
  * machines (a 224 KB answer) that framing was a fifth of the call. Streamable HTTP lets a server
  * answer a POST with `application/json` (the client accepts both), and these tools send no
- * notifications and answer within seconds (every wait in them is bounded at 5 s), so the SSE
- * keep-alive comments that hold long calls open are not needed.
+ * notifications and answer within seconds (from memory, or one T3 read bounded at 15 s after at
+ * most 5 s for a connecting machine), so the SSE keep-alive comments that hold long calls (a
+ * `t3_wait`, a dispatch) open are not needed.
  */
 
 import type { McpServer } from "@modelcontextprotocol/server";
@@ -14,10 +15,11 @@ import {
 	WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 
-/** Tools that answer from what the connector holds, with no wait longer than 5 s. */
-const ANSWERED_FROM_MEMORY: ReadonlySet<string> = new Set([
+/** Tools that answer from what the connector holds or from one bounded T3 read. */
+const QUICK_TOOLS: ReadonlySet<string> = new Set([
 	"t3_machines",
 	"t3_projects",
+	"t3_thread",
 	"t3_threads",
 ]);
 
@@ -30,8 +32,8 @@ type AuthInfo = Parameters<
 	: never;
 
 /**
- * Whether this request is a 2025-era `tools/call` of a tool answered from memory, made neither
- * as a task nor with a progress token (both need the stream).
+ * Whether this request is a 2025-era `tools/call` of a quick tool, made neither as a task nor
+ * with a progress token (both need the stream).
  */
 export function answersAsJson(request: Request, message: unknown): boolean {
 	const call = message as {
@@ -46,7 +48,7 @@ export function answersAsJson(request: Request, message: unknown): boolean {
 	const params = call.params;
 	if (
 		typeof params?.name !== "string" ||
-		!ANSWERED_FROM_MEMORY.has(params.name) ||
+		!QUICK_TOOLS.has(params.name) ||
 		params.task !== undefined ||
 		params._meta?.progressToken !== undefined
 	)

@@ -1,7 +1,7 @@
 /**
- * 2025-era calls of the tools answered from memory come back as one JSON body; every other call,
- * a task-augmented one and one asking for progress keep the SSE stream (keep-alive comments,
- * progress). The official client reads both forms alike.
+ * 2025-era calls of the quick tools (memory, or one bounded T3 read) come back as one JSON body;
+ * every other call, a task-augmented one and one asking for progress keep the SSE stream
+ * (keep-alive comments, progress). The official client reads both forms alike.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -12,9 +12,22 @@ import {
 } from "../helpers/stack.ts";
 
 let stack: Stack;
+let threadId: string;
 beforeAll(async () => {
 	stack = await startStack({ machines: [{ name: "m" }] });
-	await untilMachinesOnline(await stack.client());
+	const client = await stack.client();
+	await untilMachinesOnline(client);
+	const { data } = await callTool<{ thread_id: string }>(
+		client,
+		"t3_dispatch",
+		{
+			machine: "m",
+			project: "demo",
+			prompt: "say hello",
+		},
+	);
+	threadId = data.thread_id;
+	await callTool(client, "t3_wait", { thread_id: threadId, timeout: 30 });
 });
 afterAll(async () => {
 	await stack.stop();
@@ -47,13 +60,17 @@ async function post(
 	};
 }
 
-describe("tool calls answered from memory", () => {
+describe("quick tool calls", () => {
 	test.each([
 		["t3_machines", {}],
 		["t3_threads", { limit: 5 }],
 		["t3_projects", { machine: "m" }],
+		["t3_thread", {}],
 	])("%s answers with one JSON body", async (name, args) => {
-		const { type, text } = await post(name, args);
+		const { type, text } = await post(
+			name,
+			name === "t3_thread" ? { thread_id: threadId } : args,
+		);
 		expect(type).toStartWith("application/json");
 		const answer = JSON.parse(text) as {
 			id: number;
@@ -84,10 +101,12 @@ describe("tool calls answered from memory", () => {
 	});
 
 	test("other tools keep the stream", async () => {
-		const { type } = await post("t3_thread", {
-			thread_id: crypto.randomUUID(),
+		const { type, text } = await post("t3_wait", {
+			thread_id: threadId,
+			timeout: 1,
 		});
 		expect(type).toStartWith("text/event-stream");
+		expect(text).toContain("event: message");
 	});
 
 	test("the official client reads the JSON answers", async () => {
