@@ -11,9 +11,10 @@
 
 import type { McpServer } from "@modelcontextprotocol/server";
 import {
-	classifyInboundRequest,
+	PROTOCOL_VERSION_META_KEY,
 	WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import { MODERN_PROTOCOL_VERSIONS } from "./protocol-version.ts";
 
 /** Tools that answer from what the connector holds or from one bounded T3 read. */
 const QUICK_TOOLS: ReadonlySet<string> = new Set([
@@ -37,14 +38,21 @@ type AuthInfo = Parameters<
  */
 export function answersAsJson(request: Request, message: unknown): boolean {
 	const call = message as {
+		jsonrpc?: unknown;
+		id?: unknown;
 		method?: unknown;
 		params?: {
 			name?: unknown;
 			task?: unknown;
-			_meta?: { progressToken?: unknown };
+			_meta?: Record<string, unknown>;
 		};
 	};
-	if (call?.method !== "tools/call") return false;
+	if (
+		call?.method !== "tools/call" ||
+		call.jsonrpc !== "2.0" ||
+		(typeof call.id !== "string" && typeof call.id !== "number")
+	)
+		return false;
 	const params = call.params;
 	if (
 		typeof params?.name !== "string" ||
@@ -53,15 +61,13 @@ export function answersAsJson(request: Request, message: unknown): boolean {
 		params._meta?.progressToken !== undefined
 	)
 		return false;
-	const outcome = classifyInboundRequest({
-		httpMethod: "POST",
-		protocolVersionHeader:
-			request.headers.get("mcp-protocol-version") ?? undefined,
-		mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
-		mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
-		body: message,
-	});
-	return outcome.kind === "legacy";
+	// 2025-era: no 2026 envelope in `_meta` and no 2026 version header (the SDK's own test, less
+	// its schema checks, which the transport makes anyway: they were 50 µs a call here).
+	const version = request.headers.get("mcp-protocol-version");
+	return (
+		!(params._meta && PROTOCOL_VERSION_META_KEY in params._meta) &&
+		(version === null || !MODERN_PROTOCOL_VERSIONS.includes(version.trim()))
+	);
 }
 
 /**
