@@ -12,12 +12,17 @@ function setup(checkEvery = 1) {
 	const { fleet, emit } = fakeFleetOf({});
 	const clock = createManualClock();
 	let collections = 0;
+	let full = 0;
 	// A heap that grows 10 MB with every snapshot or catch-up and shrinks to 50 MB when collected.
 	let heap = 50;
 	let reads = 0;
 	const stop = collectDuringBursts(fleet, {
 		collect: () => {
 			collections += 1;
+			heap = 50;
+		},
+		collectFully: () => {
+			full += 1;
 			heap = 50;
 		},
 		memorySize: () => {
@@ -38,13 +43,14 @@ function setup(checkEvery = 1) {
 		clock,
 		stop,
 		collections: () => collections,
+		full: () => full,
 		reads: () => reads,
 	};
 }
 
 describe("collectDuringBursts", () => {
-	it("collects once the heap has grown enough over snapshots and catch-ups, after the current task", async () => {
-		const { emit, collections } = setup();
+	it("collects the young generation once the heap has grown enough over snapshots and catch-ups, after the current task", async () => {
+		const { emit, collections, full } = setup();
 		emit(snapshot);
 		emit(synchronized);
 		await microtasks();
@@ -65,6 +71,8 @@ describe("collectDuringBursts", () => {
 		emit(snapshot);
 		await microtasks();
 		expect(collections()).toBe(4);
+		// Full collections of the growing heap only once the storm is over.
+		expect(full()).toBe(0);
 	});
 
 	it("reads the heap's size only at every few changes (the read is not free)", async () => {
@@ -79,15 +87,15 @@ describe("collectDuringBursts", () => {
 		expect(collections()).toBe(1);
 	});
 
-	it("collects once when the burst is over, and never for other changes", async () => {
-		const { emit, clock, collections } = setup();
+	it("collects fully once when the burst is over, and never for other changes", async () => {
+		const { emit, clock, collections, full } = setup();
 		emit(snapshot);
 		clock.advance(900);
 		emit(synchronized);
 		clock.advance(900);
-		expect(collections()).toBe(0);
+		expect(full()).toBe(0);
 		clock.advance(100);
-		expect(collections()).toBe(1);
+		expect(full()).toBe(1);
 		emit({
 			kind: "state",
 			status: onlineStatus(),
@@ -95,16 +103,18 @@ describe("collectDuringBursts", () => {
 		emit({ kind: "config" });
 		clock.advance(5_000);
 		await microtasks();
-		expect(collections()).toBe(1);
+		expect(full()).toBe(1);
+		expect(collections()).toBe(0);
 	});
 
 	it("stops listening and cancels the pending collection", async () => {
-		const { emit, clock, stop, collections } = setup();
+		const { emit, clock, stop, collections, full } = setup();
 		emit(snapshot);
 		stop();
 		for (let i = 0; i < 5; i++) emit(snapshot);
 		clock.advance(5_000);
 		await microtasks();
 		expect(collections()).toBe(0);
+		expect(full()).toBe(0);
 	});
 });

@@ -2,21 +2,26 @@
  * Memory during start-up and reconnect storms. Each machine's shell snapshot and catch-up
  * leave garbage behind (parsed bodies, decoded shells, store rows, settled evaluations) faster
  * than the collector's own schedule returns it: with 50 machines and 10 000 threads the heap
- * and resident memory peaked ~25 MB above the settled size. A full collection once resident
- * memory has grown by `growthBytes` since the last one, checked at every few snapshots or
- * catch-ups, keeps the peak near the live size, and one more when the storm is over returns the
- * rest. Resident memory, not the heap's size: both `memorySize()` and `memoryUsage().heapUsed`
- * walk the heap (~0.5 ms with 100 000 threads held, a tenth of a 500-machine start's CPU),
- * `memoryUsage.rss()` is one read. Counted by growth,
- * not by snapshots: one every ten snapshots was ~100 collections of an 80 MB heap (30 ms each)
- * while 500 machines connected, most of the 5 s they took. Quiet machines never trigger one:
- * idle CPU is unchanged.
+ * and resident memory peaked ~25 MB above the settled size. A collection of the young
+ * generation once resident memory has grown by `growthBytes` since the last one, checked at
+ * every few snapshots or catch-ups, keeps the peak near the live size (the garbage is young:
+ * what one snapshot was decoded from), and one full collection when the storm is over returns
+ * the rest. Young, not full, during the storm: full collections of the growing heap were ~290 ms
+ * of a 500-machine start's ~2.4 s on the main thread, the peak no lower. Resident memory, not
+ * the heap's size: both `memorySize()` and `memoryUsage().heapUsed` walk the heap (~0.5 ms
+ * with 100 000 threads held), `memoryUsage.rss()` is one read. Counted by growth, not by
+ * snapshots: one every ten snapshots was ~100 collections of an 80 MB heap (30 ms each) while
+ * 500 machines connected, most of the 5 s they took. Quiet machines never trigger one: idle CPU
+ * is unchanged.
  */
+import { edenGC } from "bun:jsc";
 import type { Fleet } from "./fleet.ts";
 
 export interface CollectOptions {
-	/** A full, synchronous collection. */
+	/** A collection of the young generation, during a storm (default bun:jsc `edenGC`). */
 	collect?: () => void;
+	/** A full, synchronous collection, once the storm is over (default `Bun.gc(true)`). */
+	collectFully?: () => void;
 	/** Collect once memory has grown this much since the last collection (default 16 MB). */
 	growthBytes?: number;
 	/** The process's memory now, in bytes (default resident memory: `memoryUsage.rss()`). */
@@ -40,7 +45,8 @@ export function collectDuringBursts(
 	fleet: Fleet,
 	options: CollectOptions = {},
 ): () => void {
-	const collect = options.collect ?? (() => Bun.gc(true));
+	const collect = options.collect ?? (() => edenGC());
+	const collectFully = options.collectFully ?? (() => Bun.gc(true));
 	const growth = options.growthBytes ?? 16 * 2 ** 20;
 	const memorySize = options.memorySize ?? (() => process.memoryUsage.rss());
 	const checkEvery = options.checkEvery ?? 4;
@@ -49,9 +55,9 @@ export function collectDuringBursts(
 	let floor = memorySize();
 	let seen = 0;
 	let queued = false;
-	const collectNow = () => {
+	const collectNow = (full: boolean) => {
 		queued = false;
-		collect();
+		(full ? collectFully : collect)();
 		floor = memorySize();
 	};
 	let cancelQuiet: (() => void) | undefined;
@@ -67,12 +73,12 @@ export function collectDuringBursts(
 				memorySize() - floor >= growth
 			) {
 				queued = true;
-				queueMicrotask(collectNow);
+				queueMicrotask(() => collectNow(false));
 			}
 			cancelQuiet?.();
 			cancelQuiet = setTimer(() => {
 				cancelQuiet = undefined;
-				collectNow();
+				collectNow(true);
 			}, quietMs);
 		}),
 	);
