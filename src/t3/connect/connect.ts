@@ -15,7 +15,7 @@ import {
 	readShellOverHttp,
 } from "./connect-steps.ts";
 import type { T3Http } from "./http.ts";
-import { type MachineLink, setState } from "./link.ts";
+import { type MachineLink, noteEventAt, setState, showStatus } from "./link.ts";
 import type { MachineDeps } from "./machine-deps.ts";
 import { negotiate } from "./negotiate.ts";
 import type { Backoff, Reconnect } from "./reconnect.ts";
@@ -58,13 +58,12 @@ export function createConnect(
 				...(deps.assumeProtocol2 ? { assumeProtocol2: true } : {}),
 				stale,
 				onDescriptor: (descriptor) => {
-					link.status = {
-						...link.status,
+					showStatus(link, {
 						serverVersion:
 							descriptor.serverVersion === undefined
 								? null
 								: redact(descriptor.serverVersion),
-					};
+					});
 				},
 				readToken: () => machineToken(config),
 				useToken: (next) => {
@@ -89,13 +88,12 @@ export function createConnect(
 					expiries.set(token, negotiated.tokenExpiresAt);
 				deps.tokenExpiry?.set(token, negotiated.tokenExpiresAt);
 			}
-			link.status = {
-				...link.status,
+			showStatus(link, {
 				tokenExpiresAt:
 					negotiated.kind === "ok"
 						? negotiated.tokenExpiresAt
 						: (negotiated.tokenExpiresAt ?? null),
-			};
+			});
 			if (negotiated.kind === "refused") {
 				setState(link, negotiated.state, negotiated.reason);
 				// An upgrade or a new token may come while we run: look again, slowly.
@@ -110,7 +108,7 @@ export function createConnect(
 				const snapshot = await readShellOverHttp(http, log);
 				if (stale()) return;
 				if (snapshot) {
-					link.status = { ...link.status, lastEventAt: now() };
+					noteEventAt(link, now());
 					shell.applySnapshot(snapshot);
 				}
 			}

@@ -9,7 +9,7 @@ import { decodeShellStreamItem } from "../decode/shell-stream.ts";
 import type { ShellMirror } from "../follow/shell-mirror.ts";
 import type { ShellStreamItem } from "../model.ts";
 import type { RpcClient } from "../rpc/rpc-client.ts";
-import { emitChange, type MachineLink, setState } from "./link.ts";
+import { emitChange, type MachineLink, noteEventAt, setState } from "./link.ts";
 
 export interface Subscriptions {
 	subscribe(client: RpcClient): void;
@@ -85,7 +85,7 @@ export function createSubscriptions(
 
 	function apply(item: ShellStreamItem): void {
 		if (item.kind === "unknown") return;
-		link.status = { ...link.status, lastEventAt: link.now() };
+		noteEventAt(link, link.now());
 		if (item.kind !== "synchronized") {
 			shell.apply(item);
 			return;

@@ -4,6 +4,8 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ACCESS_LEVELS } from "../../config/types.ts";
 import { ok } from "../../mcp/result.ts";
+import { shownStatusVersion } from "../../t3/connect/link.ts";
+import { projectListVersion } from "../../t3/follow/shell-mirror.ts";
 import { modelName } from "../../threads/shapes.ts";
 import { toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
@@ -76,21 +78,14 @@ export const t3Machines = defineTool({
 			if (e.machine.status().state === "connecting")
 				connecting.push(e.machine.ready(SETTLE_MS).catch(() => {}));
 		if (connecting.length > 0) await Promise.all(connecting);
-		// The same answer while nothing in it changed: what each row shows of its status, and
-		// its project list (replaced, never changed in place, when a project changes). A status
-		// is replaced at every shell event (its last_event_at), which the rows do not show.
-		const parts: unknown[] = [stateNote, client];
-		for (const entry of fleet.list()) {
-			const status = entry.machine.status();
-			parts.push(
-				entry,
-				status.state,
-				status.reason,
-				status.serverVersion,
-				status.tokenExpiresAt,
-				fleet.projects(entry),
-			);
-		}
+		// The same answer while nothing in it changed: what any machine's status shows, and any
+		// machine's project list (replaced, never changed in place, when a project changes).
+		const parts: unknown[] = [
+			stateNote,
+			client,
+			shownStatusVersion(),
+			projectListVersion(),
+		];
 		const kept = answers.get(fleet);
 		if (
 			kept &&
