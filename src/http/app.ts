@@ -18,7 +18,7 @@ import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
 import { holdUntilSettled } from "./hold-headers.ts";
-import { answersAsJson, createJsonCalls } from "./json-calls.ts";
+import { createJsonCalls, quickCallEra } from "./json-calls.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 import { protocolVersionGuard } from "./protocol-version.ts";
 import { isTaskListen, serveTaskListen } from "./task-listen.ts";
@@ -60,7 +60,7 @@ export function createApp(
 		maxRequestBodySize: MAX_BODY_BYTES,
 		onerror: onTransportError,
 	} as Parameters<typeof createMcpHandler>[1]);
-	const jsonCalls = createJsonCalls(factory, onTransportError);
+	const jsonCalls = createJsonCalls(factory, onTransportError, MAX_BODY_BYTES);
 	/** The caller handed to the MCP server factory (the SDK passes `authInfo` through). */
 	const as = (client: ClientConfig, message?: unknown) => ({
 		authInfo: {
@@ -166,12 +166,14 @@ export function createApp(
 		);
 		noteLegacyTaskRequest(c.req.raw, body.message);
 		const caller = as(client, body.message);
-		if (answersAsJson(c.req.raw, body.message)) {
+		const quick = quickCallEra(c.req.raw, body.message);
+		if (quick) {
 			// Answered whole: nothing to hold.
 			const response = await jsonCalls(
 				c.req.raw,
 				body.message,
 				caller.authInfo,
+				quick,
 			);
 			young.noteRequest();
 			return response;

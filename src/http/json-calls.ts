@@ -1,16 +1,17 @@
 /**
- * 2025-era calls of the quick tools go out as one JSON body, not an SSE stream. The SDK's
- * stateless legacy serving always streams: the result is framed as an SSE event, copied through a
- * second stream, and the client runs it through its event parser. For `t3_machines` at 500
- * machines (a 224 KB answer) that framing was a fifth of the call. Streamable HTTP lets a server
- * answer a POST with `application/json` (the client accepts both), and these tools send no
- * notifications and answer within seconds (from memory, or one T3 read bounded at 15 s after at
- * most 5 s for a connecting machine), so the SSE keep-alive comments that hold long calls (a
- * `t3_wait`, a dispatch) open are not needed.
+ * Calls of the quick tools go out as one JSON body, not an SSE stream. The SDK's stateless
+ * legacy serving always streams: the result is framed as an SSE event, copied through a second
+ * stream, and the client runs it through its event parser. For `t3_machines` at 500 machines (a
+ * 224 KB answer) that framing was a fifth of the call. Streamable HTTP lets a server answer a
+ * POST with `application/json` (the client accepts both), and these tools send no notifications
+ * and answer within seconds (from memory, or one T3 read bounded at 15 s after at most 5 s for a
+ * connecting machine), so the SSE keep-alive comments that hold long calls (a `t3_wait`, a
+ * dispatch) open are not needed. Both eras: the 2025 one on a transport of our own (the SDK's
+ * legacy serving takes no JSON mode), the 2026 one on a second SDK handler in its JSON mode.
  */
-
-import type { McpServer } from "@modelcontextprotocol/server";
 import {
+	createMcpHandler,
+	type McpServer,
 	PROTOCOL_VERSION_META_KEY,
 	WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -24,19 +25,22 @@ const QUICK_TOOLS: ReadonlySet<string> = new Set([
 	"t3_threads",
 ]);
 
-type AuthInfo = Parameters<
-	WebStandardStreamableHTTPServerTransport["handleRequest"]
->[1] extends infer O
-	? O extends { authInfo?: infer A }
-		? A
-		: never
-	: never;
+type AuthInfo = NonNullable<
+	Parameters<WebStandardStreamableHTTPServerTransport["handleRequest"]>[1]
+>["authInfo"];
+
+type Era = "legacy" | "modern";
 
 /**
- * Whether this request is a 2025-era `tools/call` of a quick tool, made neither as a task nor
- * with a progress token (both need the stream).
+ * The era of a `tools/call` of a quick tool made neither as a task nor with a progress token
+ * (both need the stream); undefined for any other request. Told as the SDK tells it, less its
+ * schema checks (50 µs a call; the transport checks the message anyway): a 2026 request carries
+ * the version in `_meta`, and a 2026 version header without it is the SDK's to refuse.
  */
-export function answersAsJson(request: Request, message: unknown): boolean {
+export function quickCallEra(
+	request: Request,
+	message: unknown,
+): Era | undefined {
 	const call = message as {
 		jsonrpc?: unknown;
 		id?: unknown;
@@ -52,7 +56,7 @@ export function answersAsJson(request: Request, message: unknown): boolean {
 		call.jsonrpc !== "2.0" ||
 		(typeof call.id !== "string" && typeof call.id !== "number")
 	)
-		return false;
+		return undefined;
 	const params = call.params;
 	if (
 		typeof params?.name !== "string" ||
@@ -60,66 +64,108 @@ export function answersAsJson(request: Request, message: unknown): boolean {
 		params.task !== undefined ||
 		params._meta?.progressToken !== undefined
 	)
-		return false;
-	// 2025-era: no 2026 envelope in `_meta` and no 2026 version header (the SDK's own test, less
-	// its schema checks, which the transport makes anyway: they were 50 µs a call here).
+		return undefined;
+	if (params._meta && PROTOCOL_VERSION_META_KEY in params._meta)
+		return "modern";
 	const version = request.headers.get("mcp-protocol-version");
-	return (
-		!(params._meta && PROTOCOL_VERSION_META_KEY in params._meta) &&
-		(version === null || !MODERN_PROTOCOL_VERSIONS.includes(version.trim()))
-	);
+	return version !== null && MODERN_PROTOCOL_VERSIONS.includes(version.trim())
+		? undefined
+		: "legacy";
 }
 
-/**
- * Serves one 2025-era request on a fresh server and transport, as the SDK's stateless legacy
- * serving does, with the transport answering in JSON.
- */
+type Factory = (ctx: {
+	era: Era;
+	authInfo?: AuthInfo;
+	requestInfo?: Request;
+}) => McpServer | Promise<McpServer>;
+
+/** Serves a quick call of either era (as `quickCallEra` told it) with a JSON answer. */
 export function createJsonCalls(
-	factory: (ctx: {
-		era: "legacy";
-		authInfo?: AuthInfo;
-		requestInfo: Request;
-	}) => McpServer | Promise<McpServer>,
+	factory: Factory,
 	onerror: (error: Error) => void,
+	maxRequestBodySize: number,
 ): (
 	request: Request,
 	message: unknown,
 	authInfo: AuthInfo | undefined,
+	era: Era,
 ) => Promise<Response> {
-	return async (request, message, authInfo) => {
-		let close: (() => void) | undefined;
-		try {
-			const server = await factory({
-				era: "legacy",
-				...(authInfo !== undefined && { authInfo }),
-				requestInfo: request,
-			});
-			const transport = new WebStandardStreamableHTTPServerTransport({
-				sessionIdGenerator: undefined,
-				enableJsonResponse: true,
-			});
-			close = () => {
-				transport.close().catch(() => {});
-				server.close().catch(() => {});
-			};
-			await server.connect(transport);
-			return await transport.handleRequest(request, {
-				...(authInfo !== undefined && { authInfo }),
-				parsedBody: message,
-			});
-		} catch (error) {
-			onerror(error instanceof Error ? error : new Error(String(error)));
-			const id = (message as { id?: unknown }).id;
-			return Response.json(
-				{
-					jsonrpc: "2.0",
-					id: typeof id === "string" || typeof id === "number" ? id : null,
-					error: { code: -32603, message: "Internal server error" },
-				},
-				{ status: 500 },
-			);
-		} finally {
-			close?.();
-		}
+	const modern = withoutJsonWarning(() =>
+		createMcpHandler(factory, {
+			legacy: "reject",
+			responseMode: "json",
+			maxRequestBodySize,
+			onerror,
+		}),
+	);
+	return (request, message, authInfo, era) =>
+		era === "modern"
+			? modern.fetch(request, {
+					parsedBody: message,
+					...(authInfo !== undefined && { authInfo }),
+				})
+			: serveLegacy(factory, onerror, request, message, authInfo);
+}
+
+/**
+ * One 2025-era request on a fresh server and transport, as the SDK's stateless legacy serving
+ * does, with the transport answering in JSON.
+ */
+async function serveLegacy(
+	factory: Factory,
+	onerror: (error: Error) => void,
+	request: Request,
+	message: unknown,
+	authInfo: AuthInfo | undefined,
+): Promise<Response> {
+	let close: (() => void) | undefined;
+	try {
+		const server = await factory({
+			era: "legacy",
+			...(authInfo !== undefined && { authInfo }),
+			requestInfo: request,
+		});
+		const transport = new WebStandardStreamableHTTPServerTransport({
+			sessionIdGenerator: undefined,
+			enableJsonResponse: true,
+		});
+		close = () => {
+			transport.close().catch(() => {});
+			server.close().catch(() => {});
+		};
+		await server.connect(transport);
+		return await transport.handleRequest(request, {
+			...(authInfo !== undefined && { authInfo }),
+			parsedBody: message,
+		});
+	} catch (error) {
+		onerror(error instanceof Error ? error : new Error(String(error)));
+		const id = (message as { id?: unknown }).id;
+		return Response.json(
+			{
+				jsonrpc: "2.0",
+				id: typeof id === "string" || typeof id === "number" ? id : null,
+				error: { code: -32603, message: "Internal server error" },
+			},
+			{ status: 500 },
+		);
+	} finally {
+		close?.();
+	}
+}
+
+/**
+ * The SDK warns on stderr, once, that its JSON mode drops notifications sent before a result;
+ * only quick tools, which send none, are served so. Our stderr holds JSON log lines only.
+ */
+function withoutJsonWarning<T>(make: () => T): T {
+	const warn = console.warn;
+	console.warn = (...args: unknown[]) => {
+		if (!String(args[0]).startsWith("responseMode: 'json'")) warn(...args);
 	};
+	try {
+		return make();
+	} finally {
+		console.warn = warn;
+	}
 }

@@ -34,23 +34,47 @@ afterAll(async () => {
 });
 
 let nextId = 1;
+const MODERN = "2026-07-28";
 async function post(
 	name: string,
 	args: Record<string, unknown>,
 	params: Record<string, unknown> = {},
+	era: "legacy" | "modern" = "legacy",
 ): Promise<{ type: string | null; text: string }> {
+	const meta = (params._meta as Record<string, unknown> | undefined) ?? {};
 	const response = await fetch(`${stack.server.url}/mcp`, {
 		method: "POST",
 		headers: {
 			"content-type": "application/json",
 			accept: "application/json, text/event-stream",
-			"mcp-protocol-version": "2025-11-25",
+			...(era === "modern"
+				? {
+						"mcp-protocol-version": MODERN,
+						"mcp-method": "tools/call",
+						"mcp-name": name,
+					}
+				: { "mcp-protocol-version": "2025-11-25" }),
 		},
 		body: JSON.stringify({
 			jsonrpc: "2.0",
 			id: nextId++,
 			method: "tools/call",
-			params: { name, arguments: args, ...params },
+			params: {
+				name,
+				arguments: args,
+				...params,
+				...(era === "modern" && {
+					_meta: {
+						...meta,
+						"io.modelcontextprotocol/protocolVersion": MODERN,
+						"io.modelcontextprotocol/clientInfo": {
+							name: "json-answers",
+							version: "1",
+						},
+						"io.modelcontextprotocol/clientCapabilities": {},
+					},
+				}),
+			},
 		}),
 	});
 	expect(response.status).toBe(200);
@@ -62,25 +86,35 @@ async function post(
 
 describe("quick tool calls", () => {
 	test.each([
-		["t3_machines", {}],
-		["t3_threads", { limit: 5 }],
-		["t3_projects", { machine: "m" }],
-		["t3_thread", {}],
-	])("%s answers with one JSON body", async (name, args) => {
-		const { type, text } = await post(
-			name,
-			name === "t3_thread" ? { thread_id: threadId } : args,
-		);
-		expect(type).toStartWith("application/json");
-		const answer = JSON.parse(text) as {
-			id: number;
-			result: { structuredContent: Record<string, unknown>; isError?: boolean };
-		};
-		expect(answer.result.isError).toBeUndefined();
-		expect(Object.keys(answer.result.structuredContent).length).toBeGreaterThan(
-			0,
-		);
-	});
+		["t3_machines", {}, "legacy"],
+		["t3_threads", { limit: 5 }, "legacy"],
+		["t3_projects", { machine: "m" }, "legacy"],
+		["t3_thread", {}, "legacy"],
+		["t3_machines", {}, "modern"],
+		["t3_thread", {}, "modern"],
+	] as const)(
+		"%s %o answers with one JSON body (%s era)",
+		async (name, args, era) => {
+			const { type, text } = await post(
+				name,
+				name === "t3_thread" ? { thread_id: threadId } : args,
+				{},
+				era,
+			);
+			expect(type).toStartWith("application/json");
+			const answer = JSON.parse(text) as {
+				id: number;
+				result: {
+					structuredContent: Record<string, unknown>;
+					isError?: boolean;
+				};
+			};
+			expect(answer.result.isError).toBeUndefined();
+			expect(
+				Object.keys(answer.result.structuredContent).length,
+			).toBeGreaterThan(0);
+		},
+	);
 
 	test("a tool error is a JSON answer too", async () => {
 		const { type, text } = await post("t3_projects", { machine: "nowhere" });
@@ -100,27 +134,54 @@ describe("quick tool calls", () => {
 		expect(text).toContain("event: message");
 	});
 
-	test("other tools keep the stream", async () => {
-		const { type, text } = await post("t3_wait", {
-			thread_id: threadId,
-			timeout: 1,
+	test.each(["legacy", "modern"] as const)(
+		"other tools keep the stream (%s era)",
+		async (era) => {
+			const { type, text } = await post(
+				"t3_wait",
+				{ thread_id: threadId, timeout: 1 },
+				{},
+				era,
+			);
+			expect(type).toStartWith("text/event-stream");
+			expect(text).toContain("event: message");
+		},
+	);
+
+	test("a 2026 version header without the envelope is still the SDK's to refuse", async () => {
+		const response = await fetch(`${stack.server.url}/mcp`, {
+			method: "POST",
+			headers: {
+				"content-type": "application/json",
+				accept: "application/json, text/event-stream",
+				"mcp-protocol-version": MODERN,
+			},
+			body: JSON.stringify({
+				jsonrpc: "2.0",
+				id: nextId++,
+				method: "tools/call",
+				params: { name: "t3_machines", arguments: {} },
+			}),
 		});
-		expect(type).toStartWith("text/event-stream");
-		expect(text).toContain("event: message");
+		expect(response.status).toBe(400);
+		expect(await response.text()).toContain("envelope");
 	});
 
-	test("the official client reads the JSON answers", async () => {
-		const client = await stack.client({ era: "legacy" });
-		const { data } = await callTool<{
-			machines: { name: string; state: string }[];
-		}>(client, "t3_machines");
-		expect(data.machines).toEqual([
-			expect.objectContaining({ name: "m", state: "online" }),
-		]);
-		const threads = await callTool<{ threads: unknown[] }>(
-			client,
-			"t3_threads",
-		);
-		expect(Array.isArray(threads.data.threads)).toBe(true);
-	});
+	test.each(["legacy", "modern"] as const)(
+		"the official client reads the JSON answers (%s era)",
+		async (era) => {
+			const client = await stack.client({ era });
+			const { data } = await callTool<{
+				machines: { name: string; state: string }[];
+			}>(client, "t3_machines");
+			expect(data.machines).toEqual([
+				expect.objectContaining({ name: "m", state: "online" }),
+			]);
+			const threads = await callTool<{ threads: unknown[] }>(
+				client,
+				"t3_threads",
+			);
+			expect(Array.isArray(threads.data.threads)).toBe(true);
+		},
+	);
 });
