@@ -34,6 +34,10 @@ export interface CollectOptions {
 	setTimer?: (fn: () => void, ms: number) => () => void;
 }
 
+/** Storms being collected for, over every fleet in the process: the heap pacer waits them out. */
+let storms = 0;
+export const inStorm = (): boolean => storms > 0;
+
 function unrefTimer(fn: () => void, ms: number): () => void {
 	const timer = setTimeout(fn, ms);
 	timer.unref?.();
@@ -61,6 +65,11 @@ export function collectDuringBursts(
 		floor = memorySize();
 	};
 	let cancelQuiet: (() => void) | undefined;
+	let storming = false;
+	const stormOver = () => {
+		if (storming) storms -= 1;
+		storming = false;
+	};
 	const stops = fleet.list().map((entry) =>
 		entry.machine.onChange((change) => {
 			if (change.kind !== "snapshot" && change.kind !== "synchronized") return;
@@ -75,10 +84,13 @@ export function collectDuringBursts(
 				queued = true;
 				queueMicrotask(() => collectNow(false));
 			}
+			if (!storming) storms += 1;
+			storming = true;
 			cancelQuiet?.();
 			cancelQuiet = setTimer(() => {
 				cancelQuiet = undefined;
 				collectNow(true);
+				stormOver();
 			}, quietMs);
 		}),
 	);
@@ -86,5 +98,6 @@ export function collectDuringBursts(
 		for (const stop of stops) stop();
 		cancelQuiet?.();
 		cancelQuiet = undefined;
+		stormOver();
 	};
 }
