@@ -9,7 +9,6 @@ import {
 } from "../config/index.ts";
 import { StartupError } from "../config/startup-error.ts";
 import type { AppConfig } from "../config/types.ts";
-import { inStorm } from "../fleet/collect-garbage.ts";
 import { startHeapPacer } from "../util/heap-pacer.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { urlOrigin } from "../util/redact.ts";
@@ -86,7 +85,7 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	if (typeof server === "number") return server;
 	logListening(config, server, log);
 	// One server per process here (tests start several in one, without it).
-	const pacer = startHeapPacer({}, { paused: inStorm });
+	const pacer = startHeapPacer();
 	return runUntilSignal(signalled, server, log, async () => pacer.stop());
 }
 

@@ -1,18 +1,12 @@
-import { afterEach, describe, expect, it } from "bun:test";
+import { describe, expect, it } from "bun:test";
 import { fakeFleetOf, onlineStatus } from "../../test/helpers/fake-machine.ts";
 import type { ShellChange } from "../t3/machine-api.ts";
 import { createManualClock } from "../util/clock.ts";
-import { collectDuringBursts, inStorm } from "./collect-garbage.ts";
+import { collectDuringBursts } from "./collect-garbage.ts";
 
 const snapshot: ShellChange = { kind: "snapshot", sequence: 1 };
 const synchronized: ShellChange = { kind: "synchronized", sequence: 1 };
 const microtasks = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Every collector a test started: stopped after it (a storm left open is process-wide). */
-const started: (() => void)[] = [];
-afterEach(() => {
-	for (const stop of started.splice(0)) stop();
-});
 
 function setup(checkEvery = 1) {
 	const { fleet, emit } = fakeFleetOf({});
@@ -40,7 +34,6 @@ function setup(checkEvery = 1) {
 		quietMs: 1_000,
 		setTimer: (fn, ms) => clock.setTimer(fn, ms),
 	});
-	started.push(stop);
 	const grow = (change: ShellChange) => {
 		heap += 10;
 		emit(change);
@@ -112,22 +105,6 @@ describe("collectDuringBursts", () => {
 		await microtasks();
 		expect(full()).toBe(1);
 		expect(collections()).toBe(0);
-	});
-
-	it("is in a storm from its first snapshot until the quiet collection, or until stopped", () => {
-		const a = setup();
-		const b = setup();
-		expect(inStorm()).toBe(false);
-		a.emit(snapshot);
-		b.emit(snapshot);
-		expect(inStorm()).toBe(true);
-		a.clock.advance(1_000);
-		expect(a.full()).toBe(1);
-		expect(inStorm()).toBe(true); // b's is not over
-		b.stop();
-		expect(inStorm()).toBe(false);
-		a.stop();
-		expect(inStorm()).toBe(false);
 	});
 
 	it("stops listening and cancels the pending collection", async () => {

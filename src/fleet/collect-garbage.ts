@@ -34,10 +34,6 @@ export interface CollectOptions {
 	setTimer?: (fn: () => void, ms: number) => () => void;
 }
 
-/** Storms being collected for, over every fleet in the process: the heap pacer waits them out. */
-let storms = 0;
-export const inStorm = (): boolean => storms > 0;
-
 function unrefTimer(fn: () => void, ms: number): () => void {
 	const timer = setTimeout(fn, ms);
 	timer.unref?.();
@@ -65,11 +61,6 @@ export function collectDuringBursts(
 		floor = memorySize();
 	};
 	let cancelQuiet: (() => void) | undefined;
-	let storming = false;
-	const stormOver = () => {
-		if (storming) storms -= 1;
-		storming = false;
-	};
 	const stops = fleet.list().map((entry) =>
 		entry.machine.onChange((change) => {
 			if (change.kind !== "snapshot" && change.kind !== "synchronized") return;
@@ -84,13 +75,10 @@ export function collectDuringBursts(
 				queued = true;
 				queueMicrotask(() => collectNow(false));
 			}
-			if (!storming) storms += 1;
-			storming = true;
 			cancelQuiet?.();
 			cancelQuiet = setTimer(() => {
 				cancelQuiet = undefined;
 				collectNow(true);
-				stormOver();
 			}, quietMs);
 		}),
 	);
@@ -98,6 +86,5 @@ export function collectDuringBursts(
 		for (const stop of stops) stop();
 		cancelQuiet?.();
 		cancelQuiet = undefined;
-		stormOver();
 	};
 }

@@ -6,7 +6,7 @@ const MB = 2 ** 20;
 
 function pacer(start: number) {
 	const clock = createManualClock();
-	const state = { heap: start, live: start, collections: 0, paused: false };
+	const state = { heap: start, live: start, collections: 0 };
 	const handle = startHeapPacer(
 		{ everyMs: 100, minGrowthBytes: 16 * MB },
 		{
@@ -16,33 +16,12 @@ function pacer(start: number) {
 				state.collections++;
 				state.heap = state.live;
 			},
-			paused: () => state.paused,
 		},
 	);
 	return { clock, state, handle };
 }
 
 describe("heap pacer", () => {
-	it("only follows the heap while paused (a start-up's growth), then measures from there", () => {
-		const { clock, state, handle } = pacer(10 * MB);
-		state.paused = true;
-		for (const mb of [30, 50, 70]) {
-			state.heap = mb * MB;
-			clock.advance(100);
-		}
-		expect(state.collections).toBe(0);
-		// The storm's own full collection: 60 MB live. Then the usual allowance from there.
-		state.paused = false;
-		state.heap = 60 * MB;
-		state.live = 60 * MB;
-		clock.advance(100);
-		expect(state.collections).toBe(0);
-		state.heap = 91 * MB;
-		clock.advance(100);
-		expect(state.collections).toBe(1);
-		handle.stop();
-	});
-
 	it("collects once the heap has grown past the minimum growth, then measures from what is left", () => {
 		const { clock, state, handle } = pacer(10 * MB);
 		state.heap = 26 * MB; // grown 16 MB: not past it yet

@@ -22,12 +22,6 @@ export interface HeapPacerDeps {
 	heapSize?: () => number;
 	/** A full, synchronous collection. */
 	collect?: () => void;
-	/**
-	 * While true, growth is expected and collected by someone else (a start-up's snapshots, see
-	 * fleet/collect-garbage.ts): the pacer only follows the heap. Its full collections of the
-	 * growing heap found everything live, ~100 ms of a 500-machine start.
-	 */
-	paused?: () => boolean;
 }
 
 export function startHeapPacer(
@@ -41,14 +35,13 @@ export function startHeapPacer(
 	// at 100 MB), which every 250 ms costs nothing to speak of.
 	const size = deps.heapSize ?? (() => process.memoryUsage().heapUsed);
 	const collect = deps.collect ?? (() => Bun.gc(true));
-	const paused = deps.paused ?? (() => false);
 	/** The smallest heap seen since the last collection of ours: about what is live. */
 	let floor = size();
 	let cancel: (() => void) | undefined;
 	const tick = () => {
 		const now = size();
-		if (now < floor || paused())
-			floor = now; // collected on its own, or growing while someone else collects
+		if (now < floor)
+			floor = now; // collected on its own
 		else if (now - floor > Math.max(minGrowth, floor / 2)) {
 			collect();
 			floor = size();
