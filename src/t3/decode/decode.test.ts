@@ -1,3 +1,4 @@
+import { heapStats } from "bun:jsc";
 import { describe, expect, it } from "bun:test";
 import {
 	captureNames,
@@ -8,7 +9,7 @@ import {
 } from "../../../test/replay/captures.ts";
 import { createLogger } from "../../util/log.ts";
 import { T3Error } from "../machine-api.ts";
-import type { ShellStreamItem } from "../model.ts";
+import type { ShellStreamItem, ThreadShell } from "../model.ts";
 import { decodeExit } from "../rpc/rpc-codec.ts";
 import {
 	decodeAuthSession,
@@ -429,6 +430,38 @@ describe("decode: held thread shells", () => {
 			).lineage,
 		).toEqual(fork);
 		expect(() => decodeHeldThreadShell({ title: "x" })).toThrow(T3Error);
+	});
+
+	it("a long latest message is held as its cut only, not the whole reply", () => {
+		// 2 000 threads whose latest message is a 20 KB reply: what stays live after a full
+		// collection, with the decoded replies gone. Held as a slice of the reply, each cut
+		// kept its reply alive (~40 MB); held as a copy of the cut, ~1 MB.
+		Bun.gc(true);
+		const before = heapStats().heapSize;
+		const held: ThreadShell[] = [];
+		for (let i = 0; i < 2_000; i += 1) {
+			const reply = `reply ${i} ${"y".repeat(20_000)}`;
+			const raw = JSON.parse(
+				JSON.stringify({
+					id: `t${i}`,
+					latestVisibleMessage: { id: `m${i}`, role: "assistant", text: reply },
+				}),
+			);
+			held.push(
+				i % 2 === 0
+					? decodeHeldThreadShell(raw)
+					: compactThreadShell(decodeThreadShell(raw)),
+			);
+		}
+		Bun.gc(true);
+		const grown = heapStats().heapSize - before;
+		expect(held[1]?.latestVisibleMessage?.text).toBe(
+			`reply 1 ${"y".repeat(492)}`,
+		);
+		expect(held.every((t) => t.latestVisibleMessage?.text.length === 500)).toBe(
+			true,
+		);
+		expect(grown).toBeLessThan(8 * 2 ** 20);
 	});
 
 	it("shell snapshots hold their threads that way", () => {
