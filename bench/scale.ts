@@ -280,7 +280,9 @@ export async function benchScale(): Promise<{
 	}
 	const curve = costCurve(sizes, extra);
 	const top = sizes.at(-1) as SizeResult;
-	const at = (s: SizeResult) => `${s.machines} / ${s.threads}`;
+	const replies =
+		config.messageChars > 0 ? ` (${config.messageChars}-char replies)` : "";
+	const at = (s: SizeResult) => `${s.machines} / ${s.threads}${replies}`;
 	const sizeRows: Row[] = sizes.map((s) => ({
 		figure: `8. scale ${at(s)}: RSS, t3_threads p50`,
 		value: `RSS settled ${s.rssSettledMb} MB, after calls ${s.rssAfterCallsMb} MB, peak ${s.rssPeakMb} MB (start ${s.rssPeakBeforeCallsMb}); t3_threads first ${s.first.p50.toFixed(2)} / query ${s.query.p50.toFixed(2)} / next ${s.next.p50.toFixed(2)} ms; t3_machines ${s.t3Machines.p50.toFixed(2)} ms; online p50 ${s.online.p50.toFixed(0)} ms`,

@@ -31,6 +31,8 @@ export const config = {
 	scaleTopMachines: num("BENCH_MACHINES", 500, 100),
 	scaleTopThreads: num("BENCH_THREADS", 100_000, 10_000),
 	scaleStarts: num("BENCH_SCALE_STARTS", 3, 1),
+	/** Each seeded idle thread's latest reply, in characters (0: none, as the newest T3 shows). */
+	messageChars: num("BENCH_MESSAGE_CHARS", 0, 0),
 	scaleSamples: num("BENCH_SCALE_N", 100, 20),
 	idleCpuS: num("BENCH_IDLE_S", 10, 3),
 	startRuns: num("BENCH_START_N", 5, 2),

@@ -9,7 +9,7 @@ import type { SimContext } from "./context.ts";
 import { createAttachmentStore } from "./engine/attachments.ts";
 import { createEngine } from "./engine/engine.ts";
 import { createProjectMutations } from "./engine/project-create.ts";
-import { newId } from "./engine/rows.ts";
+import { newId, nowIso } from "./engine/rows.ts";
 import { createScheduler } from "./engine/scheduler.ts";
 import { createStore } from "./engine/store.ts";
 import { createOutcomeTimes } from "./runs/outcome-times.ts";
@@ -234,6 +234,27 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			});
 			if (!("ok" in outcome))
 				throw new Error(`sim: cannot delete thread ${threadId}`);
+		},
+		seedMessage(threadId, message) {
+			const thread = store.liveThread(threadId);
+			if (!thread) throw new Error(`sim: no active thread ${threadId}`);
+			const at = nowIso();
+			store.upsert(
+				thread,
+				"messages",
+				{
+					id: `message-${newId()}`,
+					threadId,
+					runId: null,
+					role: message.role,
+					text: message.text,
+					attachments: [],
+					streaming: false,
+					createdAt: at,
+					updatedAt: at,
+				},
+				"message.updated",
+			);
 		},
 		dropSockets: closeSockets,
 		blackhole(on) {

@@ -117,6 +117,15 @@ export interface Sim {
 	snoozeThread(threadId: string, until: string | null): void;
 	/** Delete a thread as another T3 client would (`thread.delete`), not through the connector. */
 	deleteThread(threadId: string): void;
+	/**
+	 * Append a message to a thread outside any run, as if written long ago (a thread with a
+	 * history): it becomes the shell's `latestVisibleMessage` where the imitated T3 sends one.
+	 * For benchmarks that need threads with replies without running thousands of runs.
+	 */
+	seedMessage(
+		threadId: string,
+		message: { role: "user" | "assistant"; text: string },
+	): void;
 	/** Close every WebSocket abruptly. */
 	dropSockets(): void;
 	/** While on, sockets stay open but nothing at all is sent (no Pong, Chunk or Exit). */
