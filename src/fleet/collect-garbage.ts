@@ -9,10 +9,7 @@
  * the rest. Young, not full, during the storm: full collections of the growing heap were ~290 ms
  * of a 500-machine start's ~2.4 s on the main thread, the peak no lower. Resident memory, not
  * the heap's size: both `memorySize()` and `memoryUsage().heapUsed` walk the heap (~0.5 ms
- * with 100 000 threads held), `memoryUsage.rss()` is one read. Yet that read takes 0.2–0.7 ms
- * while the heap grows (against ~8 µs quiet): looked at on every fourth snapshot or catch-up it
- * was ~130 ms of a 500-machine start's CPU, so it is looked at at most every `lookEveryMs`
- * (a start brings ~2 MB of snapshots in 50 ms, far below the growth allowed). Counted by growth, not by
+ * with 100 000 threads held), `memoryUsage.rss()` is one read. Counted by growth, not by
  * snapshots: one every ten snapshots was ~100 collections of an 80 MB heap (30 ms each) while
  * 500 machines connected, most of the 5 s they took. Quiet machines never trigger one: idle CPU
  * is unchanged.
@@ -29,10 +26,8 @@ export interface CollectOptions {
 	growthBytes?: number;
 	/** The process's memory now, in bytes (default resident memory: `memoryUsage.rss()`). */
 	memorySize?: () => number;
-	/** Look at the memory at most this often, at a snapshot or catch-up (default 50 ms). */
-	lookEveryMs?: number;
-	/** Milliseconds, monotonic (default `performance.now()`). */
-	now?: () => number;
+	/** Look at the memory at every this many snapshots or catch-ups (default 4). */
+	checkEvery?: number;
 	/** Collect once this long after the last one (default 1 s). */
 	quietMs?: number;
 	/** Runs `fn` after `ms` (default an unref'd timer); returns a cancel function. */
@@ -54,12 +49,11 @@ export function collectDuringBursts(
 	const collectFully = options.collectFully ?? (() => Bun.gc(true));
 	const growth = options.growthBytes ?? 16 * 2 ** 20;
 	const memorySize = options.memorySize ?? (() => process.memoryUsage.rss());
-	const lookEveryMs = options.lookEveryMs ?? 50;
-	const now = options.now ?? (() => performance.now());
+	const checkEvery = options.checkEvery ?? 4;
 	const quietMs = options.quietMs ?? 1_000;
 	const setTimer = options.setTimer ?? unrefTimer;
 	let floor = memorySize();
-	let lookedAt = now();
+	let seen = 0;
 	let queued = false;
 	const collectNow = (full: boolean) => {
 		queued = false;
@@ -71,12 +65,15 @@ export function collectDuringBursts(
 		entry.machine.onChange((change) => {
 			if (change.kind !== "snapshot" && change.kind !== "synchronized") return;
 			// After the current task: what the snapshot was decoded from is unreachable by then.
-			if (!queued && now() - lookedAt >= lookEveryMs) {
-				lookedAt = now();
-				if (memorySize() - floor >= growth) {
-					queued = true;
-					queueMicrotask(() => collectNow(false));
-				}
+			// Every few changes: each read is a call into the runtime, and a storm is thousands.
+			seen += 1;
+			if (
+				!queued &&
+				seen % checkEvery === 0 &&
+				memorySize() - floor >= growth
+			) {
+				queued = true;
+				queueMicrotask(() => collectNow(false));
 			}
 			cancelQuiet?.();
 			cancelQuiet = setTimer(() => {
