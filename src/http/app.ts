@@ -3,28 +3,15 @@
  * and `/metrics`. Web-standard in and out, so tests can call `app.request()` without a port;
  * only `index.ts` binds it to `Bun.serve`.
  */
-import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import type { ClientConfig } from "../config/types.ts";
-import { badInitialize } from "../mcp/initialize-check.ts";
-import { startReadAhead } from "../mcp/read-ahead.ts";
-import { buildServer } from "../mcp/server.ts";
-import { noteLegacyTaskRequest } from "../mcp/tasks.ts";
-import { servicesForClient } from "../rights/for-client.ts";
 import type { Services } from "../services.ts";
-import { createYoungCollector } from "../util/young-collector.ts";
 import { type CallerEnv, callerGuard, callerMatcher } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
-import { holdUntilSettled } from "./hold-headers.ts";
-import { createJsonCalls, quickCallEra } from "./json-calls.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
-import { protocolVersionGuard } from "./protocol-version.ts";
-import { isTaskListen, serveTaskListen } from "./task-listen.ts";
-
-/** SSE comments this often keep proxies and Bun's idle timer from cutting quiet tool calls. */
-const KEEP_ALIVE_MS = 5_000;
+import type { McpRoute } from "./mcp-route.ts";
 
 export interface AppOptions {
 	/** How long a POST /mcp body may take to arrive (default 30 s), then 408. */
@@ -36,40 +23,12 @@ export function createApp(
 	options: AppOptions = {},
 ): Hono<CallerEnv> {
 	const { server } = services.config;
-	const factory = (ctx: {
-		era: "modern" | "legacy";
-		authInfo?: { extra?: Record<string, unknown> };
-	}) => {
-		const extra = ctx.authInfo?.extra as
-			| { client: ClientConfig; method?: string; tool?: string }
-			| undefined;
-		return buildServer(
-			services,
-			ctx.era,
-			extra?.client,
-			extra?.method,
-			extra?.tool,
-		);
-	};
-	const onTransportError = (error: Error) =>
-		services.log.warn("mcp transport error", { error: error.message });
-	const handler = createMcpHandler(factory, {
-		legacy: "stateless",
-		responseMode: "sse",
-		keepAliveMs: KEEP_ALIVE_MS,
-		maxRequestBodySize: MAX_BODY_BYTES,
-		onerror: onTransportError,
-	} as Parameters<typeof createMcpHandler>[1]);
-	const jsonCalls = createJsonCalls(factory, onTransportError, MAX_BODY_BYTES);
-	/** The caller handed to the MCP server factory (the SDK passes `authInfo` through). */
-	const as = (client: ClientConfig, message?: unknown) => ({
-		authInfo: {
-			token: "",
-			clientId: client.name,
-			scopes: [client.access],
-			extra: { client, ...requestNames(message) },
-		},
-	});
+	// The MCP side is loaded by the first /mcp request, not at start (http/mcp-route.ts).
+	let route: Promise<McpRoute> | undefined;
+	const mcp = () =>
+		(route ??= import("./mcp-route.ts").then((m) =>
+			m.createMcpRoute(services),
+		));
 
 	const app = new Hono<CallerEnv>();
 	app.onError((error, c) => {
@@ -105,7 +64,7 @@ export function createApp(
 	});
 	app.use("/mcp", callerGuard(callerOf));
 	app.use("/mcp", conversationOriginGuard());
-	app.use("/mcp", protocolVersionGuard());
+	app.use("/mcp", async (c, next) => (await mcp()).versionGuard(c, next));
 	app.use("/metrics", callerGuard(callerOf));
 	app.post("/outbox/replay", callerGuard(callerOf, operator), (c) =>
 		c.json({ replayed: services.events.replayDead() }),
@@ -115,7 +74,6 @@ export function createApp(
 			"content-type": "text/plain; version=0.0.4",
 		}),
 	);
-	const young = createYoungCollector();
 	app.post("/mcp", async (c) => {
 		const body = await readMcpBody(
 			c.req.raw,
@@ -148,58 +106,8 @@ export function createApp(
 				},
 				413,
 			);
-		const client = c.get("client");
-		if (body.kind === "raw") return handler.fetch(body.request, as(client));
-		const refused = badInitialize(body.message);
-		if (refused) return c.json(refused);
-		if (isTaskListen(body.message))
-			return serveTaskListen(
-				body.message,
-				servicesForClient(services, client),
-				c.req.raw.signal,
-				KEEP_ALIVE_MS,
-			);
-		const ahead = startReadAhead(
-			c.req.raw,
-			body.message,
-			servicesForClient(services, client),
-		);
-		noteLegacyTaskRequest(c.req.raw, body.message);
-		const caller = as(client, body.message);
-		const quick = quickCallEra(c.req.raw, body.message);
-		if (quick) {
-			// Answered whole: nothing to hold.
-			const response = await jsonCalls(
-				c.req.raw,
-				body.message,
-				caller.authInfo,
-				quick,
-			);
-			young.noteRequest();
-			return response;
-		}
-		const response = await handler.fetch(c.req.raw, {
-			parsedBody: body.message,
-			...caller,
-		});
-		young.noteRequest();
-		return ahead ? holdUntilSettled(response, ahead.detail) : response;
+		return (await mcp()).post(c, body);
 	});
-	app.all("/mcp", (c) => handler.fetch(c.req.raw, as(c.get("client"))));
+	app.all("/mcp", async (c) => (await mcp()).other(c));
 	return app;
-}
-
-/** A JSON-RPC request's method and, for `tools/call`, its tool's name. */
-function requestNames(message: unknown): { method?: string; tool?: string } {
-	const request = message as
-		| { method?: unknown; params?: { name?: unknown } }
-		| undefined;
-	const method =
-		typeof request?.method === "string" ? request.method : undefined;
-	const tool = request?.params?.name;
-	return {
-		method,
-		tool:
-			method === "tools/call" && typeof tool === "string" ? tool : undefined,
-	};
 }

@@ -6,8 +6,7 @@
 
 import { toolError } from "../mcp/result.ts";
 import type { TaskShaper } from "../tasks/task-service.ts";
-import { dispatchWaitResult } from "./threads/t3-dispatch.ts";
-import { waitToolResult } from "./threads/t3-wait.ts";
+import { dispatchWaitResult, waitToolResult } from "./threads/wait-results.ts";
 
 export const shapeTaskResult: TaskShaper = (tool, base, end) => {
 	if ("error" in end) return toolError(end.error);

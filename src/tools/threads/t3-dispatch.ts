@@ -2,7 +2,6 @@
  * `t3_dispatch`: start a thread (or a follow-up run in one) and return at once, or with
  * `wait: true` also wait for that run as `t3_wait` does (a task where the client has Tasks).
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import {
@@ -15,7 +14,7 @@ import {
 	PROMPT_LIMIT,
 } from "../../threads/dispatch/dispatch.ts";
 import { REF_MAX } from "../../threads/dispatch/workspace.ts";
-import { type WaitReport, waitForThreads } from "../../threads/wait/wait.ts";
+import { waitForThreads } from "../../threads/wait/wait.ts";
 import {
 	ID_MAX,
 	keyArg,
@@ -26,26 +25,11 @@ import {
 	toolInput,
 } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
-import { settledAtOnce, waitOutputSchema, waitToolResult } from "./t3-wait.ts";
+import { waitOutputSchema } from "./t3-wait.ts";
+import { dispatchWaitResult, settledAtOnce } from "./wait-results.ts";
 
 const QUEUED_NOTE =
 	"The thread was busy: this message is queued and runs after the active run. t3_wait reports this run.";
-
-/** The result of a dispatch that waited (the blocking call's, and a task's when it completes). */
-export function dispatchWaitResult(
-	base: Record<string, unknown>,
-	report: WaitReport,
-): CallToolResult {
-	const waited = waitToolResult(report);
-	const data = { ...base, wait: waited.structuredContent ?? null };
-	return ok(
-		data,
-		waited.content
-			.slice(1)
-			.map((c) => (c.type === "text" ? c.text : ""))
-			.join("\n") || undefined,
-	);
-}
 
 export const t3Dispatch = defineTool({
 	name: "t3_dispatch",

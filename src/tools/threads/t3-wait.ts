@@ -2,10 +2,9 @@
  * `t3_wait`: wait until a run settles or asks a question; a timeout is a normal result. A client
  * that declares the Tasks extension gets a task instead of a blocking call (src/tasks).
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { ok, ToolFailure } from "../../mcp/result.ts";
-import { type WaitReport, waitForThreads } from "../../threads/wait/wait.ts";
+import { ToolFailure } from "../../mcp/result.ts";
+import { waitForThreads } from "../../threads/wait/wait.ts";
 import {
 	failureFields,
 	questionSchema,
@@ -13,6 +12,7 @@ import {
 	toolInput,
 } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
+import { settledAtOnce, waitToolResult } from "./wait-results.ts";
 
 const MAX_WAIT_S = 3600;
 
@@ -34,24 +34,6 @@ export const waitOutputSchema = z.object({
 	...failureFields,
 	elapsed_s: z.number(),
 });
-
-const TIMEOUT_NOTE =
-	"Timed out waiting; the run was not interrupted and keeps going. Call t3_wait again to keep waiting.";
-
-/** The tool result of a wait that ended (the blocking call's, and a task's when it completes). */
-export function waitToolResult({
-	note,
-	...result
-}: WaitReport): CallToolResult {
-	return ok(
-		result,
-		note ?? (result.outcome === "timeout" ? TIMEOUT_NOTE : undefined),
-	);
-}
-
-/** Whether a first look settled the wait (a held queue's "timeout" says waiting changes nothing). */
-export const settledAtOnce = (report: WaitReport) =>
-	report.outcome !== "timeout" || report.note !== undefined;
 
 export const t3Wait = defineTool({
 	name: "t3_wait",
