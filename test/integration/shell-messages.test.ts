@@ -102,6 +102,13 @@ describe("a T3 whose shells carry latestVisibleMessage: null", () => {
 	});
 
 	test("a server with no message search either: titles still match, and the answer says only titles were searched", async () => {
+		// Before any thread ran there it cannot tell: nothing is said. What a query found out is
+		// kept only until the machine's threads change.
+		const before = await callTool<ThreadList>(client, "t3_threads", {
+			machine: "blind",
+			query: "pangolin",
+		});
+		expect(before.data.unavailable).toEqual([]);
 		const byTitle = await dispatch("blind", "say hi", "pangolin plans");
 		const byMessage = await dispatch("blind", "note the pangolin", "other");
 		for (const id of [byTitle, byMessage])
