@@ -65,7 +65,13 @@ export function quickCallEra(
 		params._meta?.progressToken !== undefined
 	)
 		return undefined;
-	if (params._meta && PROTOCOL_VERSION_META_KEY in params._meta)
+	const meta: unknown = params._meta;
+	// A `_meta` that is no object is the transport's to refuse (a JSON-RPC error), not a crash.
+	if (
+		typeof meta === "object" &&
+		meta !== null &&
+		PROTOCOL_VERSION_META_KEY in meta
+	)
 		return "modern";
 	const version = request.headers.get("mcp-protocol-version");
 	return version !== null && MODERN_PROTOCOL_VERSIONS.includes(version.trim())
@@ -134,10 +140,14 @@ async function serveLegacy(
 			server.close().catch(() => {});
 		};
 		await server.connect(transport);
-		return await transport.handleRequest(request, {
+		const answer = transport.handleRequest(request, {
 			...(authInfo !== undefined && { authInfo }),
 			parsedBody: message,
 		});
+		// A client that gives up cancels the call (its tool's signal), as the SDK's own serving
+		// does: a `t3_thread` read is not left running to its bound for nobody. A closed
+		// transport never answers, so the request ends here instead of waiting on it.
+		return await Promise.race([answer, gaveUp(request.signal, close)]);
 	} catch (error) {
 		onerror(error instanceof Error ? error : new Error(String(error)));
 		const id = (message as { id?: unknown }).id;
@@ -152,6 +162,21 @@ async function serveLegacy(
 	} finally {
 		close?.();
 	}
+}
+
+/** Settles when the client has gone (after `close`): the answer nobody reads. */
+function gaveUp(
+	signal: AbortSignal | undefined,
+	close: () => void,
+): Promise<Response> {
+	return new Promise((resolve) => {
+		const end = () => {
+			close();
+			resolve(new Response(null, { status: 499 }));
+		};
+		if (signal?.aborted) end();
+		else signal?.addEventListener("abort", end, { once: true });
+	});
 }
 
 /**
