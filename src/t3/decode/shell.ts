@@ -196,7 +196,9 @@ const LATER_FIELDS = SHELL_FIELDS.filter((key) => !FIRST.has(key));
 /**
  * A held shell: the fields every listing reads first, in one object literal (one shape for them
  * whatever else a thread carries, in the object's own slots), then the fields a thread may lack,
- * only when present.
+ * only when set: T3 sends most of them as null for most threads (branch, worktree, archive,
+ * errors), and a null kept was a slot per field per thread (~527 bytes a thread, ~402 without).
+ * Readers take a missing field as null.
  */
 function heldShell(
 	value: (key: ShellField) => unknown,
@@ -218,7 +220,7 @@ function heldShell(
 	};
 	for (const key of LATER_FIELDS) {
 		const v = value(key);
-		if (v !== undefined && !(key === "lineage" && selfRooted(v, out.id)))
+		if (v != null && !(key === "lineage" && selfRooted(v, out.id)))
 			out[key] = v;
 	}
 	shareHeld(out);
