@@ -91,7 +91,10 @@ export function createServices(
 	const state = openState(config.server.statePath);
 	const { db } = state;
 	const shutdown = new AbortController();
-	const tokenExpiries = createTokenExpiryStore(db);
+	const tokenExpiries = createTokenExpiryStore(db, {
+		onError: (error) =>
+			log.warn("could not record token expiries in the state file", { error }),
+	});
 	const makeMachine =
 		options.machineFactory ??
 		((machine) =>
@@ -207,6 +210,7 @@ export function createServices(
 			await events.stop();
 			await tasks.stop();
 			await fleet.stop();
+			tokenExpiries.flush();
 			db.close();
 			state.lock?.release();
 		},
