@@ -13,6 +13,10 @@ export async function startFleet(
 ): Promise<Fleet> {
 	const { value, stop } = await spawnReporting<Omit<Fleet, "stop">>([
 		process.execPath,
+		// The simulators' own profile, like BENCH_CPU_PROF's of the connector (bench/README.md).
+		...(process.env.BENCH_SIM_CPU_PROF
+			? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_SIM_CPU_PROF]
+			: []),
 		new URL("sim-fleet.ts", import.meta.url).pathname,
 		String(machines),
 		String(threads),

@@ -120,7 +120,11 @@ export interface Store {
 	liveThread(threadId: string): ThreadState | undefined;
 	threadShell(thread: ThreadState): Row;
 	projection(thread: ThreadState): Record<string, unknown>;
-	shellSnapshot(): Record<string, unknown>;
+	/**
+	 * The shell (§7): projects and active threads. `threads: false` leaves the threads out (a
+	 * resumed subscription's metadata snapshot), without building every thread's shell.
+	 */
+	shellSnapshot(options?: { threads?: boolean }): Record<string, unknown>;
 	subscribe(listener: StoreListener): () => void;
 	/**
 	 * A server that lost its state: threads and the event log are gone and sequences start
@@ -403,13 +407,16 @@ export function createStore(options: StoreOptions = {}): Store {
 		liveThread,
 		threadShell,
 		projection,
-		shellSnapshot: () => ({
+		shellSnapshot: (options) => ({
 			schemaVersion: 2,
 			snapshotSequence: sequence,
 			projects: [...projects.values()].map((p) => clone(p.row)),
-			threads: [...threads.values()]
-				.filter((t) => liveThread(t.id))
-				.map(threadShell),
+			threads:
+				options?.threads === false
+					? []
+					: [...threads.values()]
+							.filter((t) => liveThread(t.id))
+							.map(threadShell),
 			archivedThreads: [],
 		}),
 		subscribe(listener) {

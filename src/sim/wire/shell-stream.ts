@@ -24,7 +24,11 @@ export function openShellStream(
 	const head = store.head();
 	const after = input.afterSequence;
 	const initial: unknown[] = [];
-	const full = store.shellSnapshot();
+	const authoritative =
+		after === undefined || after > head || head - after > REPLAY_BUDGET;
+	// A resumed subscription gets the metadata snapshot only: building every thread's shell for
+	// it was half of what 500 simulators spent on a connector's start.
+	const full = store.shellSnapshot({ threads: authoritative });
 	const metadata = {
 		kind: "snapshot",
 		snapshot: { ...full, threads: [], archivedThreads: [] },
@@ -32,7 +36,7 @@ export function openShellStream(
 			(p) => p.row.workspaceRoot,
 		),
 	};
-	if (after === undefined || after > head || head - after > REPLAY_BUDGET) {
+	if (authoritative) {
 		initial.push({ kind: "snapshot", snapshot: full }, metadata);
 	} else {
 		initial.push(metadata, ...replay(ctx, after));
