@@ -508,6 +508,15 @@ describe("decode: held thread shells", () => {
 		expect(decodeHeldThreadShell({ ...idle(2), branch: "t3/x" }).branch).toBe(
 			"t3/x",
 		);
+		// A failed thread's error text is not held at all (its projection has it): only its class.
+		const failed = decodeHeldThreadShell({
+			...idle(3),
+			status: "failed",
+			lastError: `Error: provider crashed\n${"    at frame\n".repeat(2_000)}`,
+			lastErrorClass: "provider_error",
+		});
+		expect(failed).not.toHaveProperty("lastError");
+		expect(failed.lastErrorClass).toBe("provider_error");
 		// Bytes held a thread, from a fresh parse each (as 500 machines' snapshots are):
 		// ~527 with the nulls held, ~402 without.
 		Bun.gc(true);

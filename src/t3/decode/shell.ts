@@ -103,7 +103,8 @@ const SHELL_FIELDS = [
 	"status",
 	"pendingRuntimeRequest",
 	"latestUserMessageAt",
-	"lastError",
+	// Not `lastError`: a run's error is read from its projection (run-outcome.ts), and a held
+	// copy was a whole error text (stack traces, provider dumps) per failed thread, unbounded.
 	"lastErrorClass",
 	"usageLimitResetAt",
 	"limitRecovery",
