@@ -30,5 +30,9 @@ export function trackThreads(
 				now,
 			});
 	})();
+	// As the connector leaves its file when it stops: the rows in the database, not in a WAL of
+	// ~19 MB that the connector's first start would copy back on its event loop (bun:sqlite's
+	// close does not checkpoint while the store's prepared statements are alive).
+	db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 	db.close();
 }
