@@ -15,6 +15,7 @@
  * is unchanged.
  */
 import { edenGC } from "bun:jsc";
+import { unrefTimer } from "../util/clock.ts";
 import type { Fleet } from "./fleet.ts";
 
 export interface CollectOptions {
@@ -32,12 +33,6 @@ export interface CollectOptions {
 	quietMs?: number;
 	/** Runs `fn` after `ms` (default an unref'd timer); returns a cancel function. */
 	setTimer?: (fn: () => void, ms: number) => () => void;
-}
-
-function unrefTimer(fn: () => void, ms: number): () => void {
-	const timer = setTimeout(fn, ms);
-	timer.unref?.();
-	return () => clearTimeout(timer);
 }
 
 /** Starts watching the fleet's machines; returns the stop function. */

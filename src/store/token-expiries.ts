@@ -9,6 +9,8 @@
  * `flush` writes what waits at shutdown. Losing a waiting one in a crash costs nothing: the next
  * connect reports the expiry again.
  */
+
+import { unrefTimer } from "../util/clock.ts";
 import type { Db } from "./db.ts";
 
 export interface TokenExpiryStore {
@@ -36,12 +38,6 @@ interface Entry {
 
 function fingerprint(token: string): string {
 	return new Bun.CryptoHasher("sha256").update(token).digest("hex");
-}
-
-function unrefTimer(fn: () => void, ms: number): () => void {
-	const timer = setTimeout(fn, ms);
-	timer.unref?.();
-	return () => clearTimeout(timer);
 }
 
 export function createTokenExpiryStore(

@@ -17,6 +17,13 @@ export const systemClock: Clock = {
 	},
 };
 
+/** Runs `fn` after `ms` without holding the process open; returns a cancel function. */
+export function unrefTimer(fn: () => void, ms: number): () => void {
+	const timer = setTimeout(fn, ms);
+	timer.unref?.();
+	return () => clearTimeout(timer);
+}
+
 /** A manual clock for tests: `advance(ms)` fires due timers in order. */
 export function createManualClock(start = Date.UTC(2026, 10, 29, 12)): Clock & {
 	advance(ms: number): void;
