@@ -6,8 +6,9 @@
  * Written in batches: a fleet's first start (or a rotation of every token) reports an expiry per
  * machine as each connects, and one committed write each was one fsync each on the event loop
  * (~540 ms of a 500-machine first start). A change waits up to `batchMs` for the others, and
- * `flush` writes what waits at shutdown. Losing a waiting one in a crash costs nothing: the next
- * connect reports the expiry again.
+ * `flush` writes what waits at shutdown. A crash within `batchMs` of a new expiry loses it until
+ * the next connect reports it again: a token found dead at that next start is then "rejected",
+ * not "expired at …".
  */
 
 import { unrefTimer } from "../util/clock.ts";

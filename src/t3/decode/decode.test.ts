@@ -527,7 +527,6 @@ describe("decode: held thread shells", () => {
 			kept.set(thread.id, thread);
 		}
 		Bun.gc(true);
-		console.log("PER", (heapStats().heapSize - before) / kept.size);
 		expect((heapStats().heapSize - before) / kept.size).toBeLessThan(460);
 	});
 
