@@ -88,8 +88,9 @@ export interface ThreadShell {
 	activeRunId: string | null;
 	status: RunStatus | "idle";
 	pendingRuntimeRequest: PendingRuntimeRequest | null;
+	/** A held shell keeps only the role and text (decode/shell.ts). */
 	latestVisibleMessage: {
-		id: string;
+		id?: string;
 		role: string;
 		text: string;
 		updatedAt?: string;

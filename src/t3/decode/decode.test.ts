@@ -530,6 +530,48 @@ describe("decode: held thread shells", () => {
 		expect((heapStats().heapSize - before) / kept.size).toBeLessThan(460);
 	});
 
+	it("a thread that ran holds no times or ids nothing reads", () => {
+		const uuid = (i: number) =>
+			`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+		// As a pre-release T3 sends a thread that ran: times of its own, its latest message.
+		const ran = (i: number) => ({
+			id: uuid(i),
+			projectId: "project-1",
+			title: `thread ${i}`,
+			latestRunId: `run:thread:${uuid(i)}:ordinal:1`,
+			activeRunId: null,
+			status: "completed",
+			pendingRuntimeRequest: null,
+			latestVisibleMessage: {
+				id: uuid(1_000_000 + i),
+				role: "assistant",
+				text: `done with ${i}`,
+				updatedAt: `2026-12-04T18:${String(i % 60).padStart(2, "0")}:01.${String(i % 1000).padStart(3, "0")}Z`,
+			},
+			latestUserMessageAt: `2026-12-04T17:${String(i % 60).padStart(2, "0")}:02.${String(i % 1000).padStart(3, "0")}Z`,
+			createdAt: `2026-12-04T16:${String(i % 60).padStart(2, "0")}:03.${String(i % 1000).padStart(3, "0")}Z`,
+			updatedAt: `2026-12-04T18:${String(i % 60).padStart(2, "0")}:04.${String(i % 1000).padStart(3, "0")}Z`,
+		});
+		const held = decodeHeldThreadShell(ran(1)) as Record<string, unknown>;
+		expect(held).not.toHaveProperty("createdAt");
+		expect(held).not.toHaveProperty("latestUserMessageAt");
+		expect(held.latestVisibleMessage).toEqual({
+			role: "assistant",
+			text: "done with 1",
+		});
+		expect(held.updatedAt).toBe(ran(1).updatedAt);
+		Bun.gc(true);
+		const before = heapStats().heapSize;
+		const kept = new Map<string, ThreadShell>();
+		for (let i = 0; i < 20_000; i += 1) {
+			const thread = decodeHeldThreadShell(JSON.parse(JSON.stringify(ran(i))));
+			kept.set(thread.id, thread);
+		}
+		Bun.gc(true);
+		// ~767 bytes with them held, ~545 without.
+		expect((heapStats().heapSize - before) / kept.size).toBeLessThan(620);
+	});
+
 	it("shell snapshots hold their threads that way", () => {
 		const raw = readCaptureJson("http-post-shell.json") as {
 			body: { threads: unknown[] };

@@ -102,7 +102,8 @@ const SHELL_FIELDS = [
 	"activeRunId",
 	"status",
 	"pendingRuntimeRequest",
-	"latestUserMessageAt",
+	// Not `createdAt` nor `latestUserMessageAt`: nothing reads them, and real threads carry
+	// both as times of their own, two strings a thread (~130 bytes) for each of 100 000.
 	// Not `lastError`: a run's error is read from its projection (run-outcome.ts), and a held
 	// copy was a whole error text (stack traces, provider dumps) per failed thread, unbounded.
 	"lastErrorClass",
@@ -114,7 +115,6 @@ const SHELL_FIELDS = [
 	"worktreePath",
 	"pullRequests",
 	"branchPullRequest",
-	"createdAt",
 	"updatedAt",
 	"archivedAt",
 	"deletedAt",
@@ -145,6 +145,17 @@ function heldText(text: string): string {
 }
 
 /**
+ * A held latest message: its role and (the start of) its text, which is all its readers take
+ * (the wait's status line, `query`). Not its id and time: two strings more per thread that ran.
+ */
+function heldMessage(
+	role: string,
+	text: string,
+): NonNullable<ThreadShell["latestVisibleMessage"]> {
+	return { role, text: heldText(text) };
+}
+
+/**
  * A thread shell trimmed for holding in memory for every thread of every machine: a newer
  * server's extra fields and a long latest message would otherwise be kept thousands of times.
  */
@@ -152,14 +163,7 @@ export function compactThreadShell(thread: ThreadShell): ThreadShell {
 	const message = thread.latestVisibleMessage;
 	return heldShell(
 		(key) => thread[key],
-		message
-			? {
-					id: message.id,
-					role: message.role,
-					text: heldText(message.text),
-					updatedAt: message.updatedAt,
-				}
-			: null,
+		message ? heldMessage(message.role, message.text) : null,
 	);
 }
 
@@ -187,7 +191,6 @@ const FIRST_FIELDS = [
 	"activeRunId",
 	"status",
 	"pendingRuntimeRequest",
-	"createdAt",
 	"updatedAt",
 	"deletedAt",
 ] as const satisfies readonly ShellField[];
@@ -214,7 +217,6 @@ function heldShell(
 		activeRunId: value("activeRunId"),
 		status: value("status"),
 		pendingRuntimeRequest: value("pendingRuntimeRequest"),
-		createdAt: value("createdAt"),
 		updatedAt: value("updatedAt"),
 		deletedAt: value("deletedAt"),
 		latestVisibleMessage,
@@ -294,12 +296,7 @@ export function decodeHeldThreadShell(raw: unknown): ThreadShell {
 			return decode ? decode(obj) : obj[key];
 		},
 		isRecord(lvm) && typeof lvm.id === "string"
-			? {
-					id: lvm.id,
-					role: str(lvm.role) ?? "unknown",
-					text: heldText(str(lvm.text) ?? ""),
-					updatedAt: lvm.updatedAt,
-				}
+			? heldMessage(str(lvm.role) ?? "unknown", str(lvm.text) ?? "")
 			: null,
 	);
 }
