@@ -11,8 +11,10 @@ import {
 	allShown,
 	firstAfter,
 	haystackText,
+	indexOfId,
 	inState,
 	type Listing,
+	listId,
 	SEPARATOR,
 	search,
 } from "./thread-index.ts";
@@ -105,7 +107,7 @@ export function hitIndexes(
 	for (const id of matches.keys()) {
 		const shell = entry.machine.thread(id);
 		let i = shell ? firstAfter(list, shell.updatedAt ?? "", shell.id) - 1 : -1;
-		if (list.ids[i] !== id) i = list.ids.indexOf(id);
+		if (i < 0 || listId(list, i) !== id) i = indexOfId(list, id);
 		if (i >= 0) found.push(i);
 	}
 	const at = Int32Array.from(found.sort((a, b) => a - b));

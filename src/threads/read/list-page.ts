@@ -10,6 +10,7 @@ import { invalidCursor, openCursor, sealCursor } from "./cursor.ts";
 import type { ListFilters } from "./list.ts";
 import { nextMatch, type RowFilter, type Source } from "./list-filter.ts";
 import type { MessageMatch } from "./message-search.ts";
+import { listId, listTime } from "./thread-index.ts";
 
 export interface Candidate {
 	entry: FleetMachine;
@@ -47,12 +48,10 @@ export function merge(
 		if (ka < kb) return false;
 		const sa = live[a] as Source;
 		const sb = live[b] as Source;
-		const at = sa.list.times[sa.index] as string;
-		const bt = sb.list.times[sb.index] as string;
+		const at = listTime(sa.list, sa.index);
+		const bt = listTime(sb.list, sb.index);
 		if (at !== bt) return at > bt;
-		return (
-			(sa.list.ids[sa.index] as string) < (sb.list.ids[sb.index] as string)
-		);
+		return listId(sa.list, sa.index) < listId(sb.list, sb.index);
 	};
 	const heap = new Int32Array(live.length);
 	let size = live.length;

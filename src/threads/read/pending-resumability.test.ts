@@ -68,7 +68,7 @@ describe("a pending client tool call in t3_threads", () => {
 		expect(listedState(machine, live)).toBe("active");
 		applyKnownToolCalls(machine, list);
 		const ids = (state: "attention" | "active") =>
-			[...inState(list, state)].map((i) => list.ids[i]).sort();
+			[...inState(list, state)].map((i) => list.threads[i]?.id).sort();
 		expect(ids("attention")).toEqual(["other", "stuck"]);
 		expect(ids("active")).toEqual(["live"]);
 		// Listing again reads nothing.
