@@ -4,6 +4,8 @@
  * shell's activity summary (§7.2) from the rows, which the shell stream shows only coalesced
  * and late (OBSERVED.md §7). Pure: no sockets, no timers.
  */
+
+import { approxBytes } from "../../util/approx-bytes.ts";
 import {
 	decodeMessage,
 	decodeRun,
@@ -85,8 +87,10 @@ export interface FollowedProjection {
 	 */
 	latestMessage(): ThreadShell["latestVisibleMessage"];
 	thread(): ThreadShell;
-	/** How many rows it holds: what keeping it costs, roughly. */
+	/** How many rows it holds. */
 	rowCount(): number;
+	/** Roughly how many bytes its rows hold (util/approx-bytes.ts): what keeping it costs. */
+	approxBytes(): number;
 	/**
 	 * Drops every row but those of the latest run, of runs still going, of pending requests and
 	 * of the thread itself: what activity and the next run's readers need. For a view that is
@@ -248,6 +252,12 @@ export function createFollowedProjection(
 			let n = 0;
 			for (const list of rows.values()) n += list.size;
 			return n;
+		},
+		approxBytes: () => {
+			let bytes = approxBytes(thread);
+			for (const list of rows.values())
+				for (const row of list.values()) bytes += approxBytes(row);
+			return bytes;
 		},
 	};
 }

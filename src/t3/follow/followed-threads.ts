@@ -204,7 +204,7 @@ export function createFollowedThreads(deps: FollowedThreadsDeps) {
 			kept.keep(
 				keyOf(f.threadId),
 				{ view: f.view, lastSeq: f.lastSeq, complete: f.complete },
-				f.view.rowCount(),
+				f.view.approxBytes(),
 			);
 	}
 

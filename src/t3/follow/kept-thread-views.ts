@@ -1,15 +1,18 @@
 /**
- * The views a machine's followed threads leave behind when released, under one row budget
+ * The views a machine's followed threads leave behind when released, under one budget in bytes
  * (kept-views.ts), so the next follow of the same thread resumes after its last sequence.
  */
 
 import type { FollowedProjection } from "./followed-projection.ts";
-import {
-	createKeptViews,
-	KEPT_ROWS,
-	KEPT_ROWS_PER_VIEW,
-	type KeptViews,
-} from "./kept-views.ts";
+import { createKeptViews, type KeptViews } from "./kept-views.ts";
+
+/**
+ * What all kept views may hold, and one of them. Counted in bytes, not rows: a row is ~1 KB
+ * in T3's captures (so this is the 8 000 rows, 800 a view, it was), but one turn item can hold
+ * a tool's whole output, and 8 000 such rows were not 8 MB.
+ */
+export const KEPT_BYTES = 8 * 2 ** 20;
+export const KEPT_BYTES_PER_VIEW = 2 ** 20;
 
 /** A released thread's view and the sequence its stream had reached. */
 export interface KeptView {
@@ -24,12 +27,12 @@ export interface KeptView {
  * enough to resume and to cover the next run, after which it is a window (whole-thread reads GET).
  */
 export function createKeptThreadViews(
-	maxRows = KEPT_ROWS,
-	maxRowsPerView = KEPT_ROWS_PER_VIEW,
+	maxBytes = KEPT_BYTES,
+	maxBytesPerView = KEPT_BYTES_PER_VIEW,
 ): KeptViews<KeptView> {
-	return createKeptViews<KeptView>(maxRows, maxRowsPerView, (kept) => {
+	return createKeptViews<KeptView>(maxBytes, maxBytesPerView, (kept) => {
 		kept.view.trimToRecent();
 		kept.complete = false;
-		return kept.view.rowCount();
+		return kept.view.approxBytes();
 	});
 }
