@@ -325,6 +325,20 @@ const RELEASED_SHELL = {
 };
 
 describe("decode: held thread shells", () => {
+	const uuid = (i: number) =>
+		`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+	/** Heap bytes a held thread, 20 000 decoded from a fresh parse each (as snapshots are). */
+	const heldBytes = (raw: (i: number) => unknown) => {
+		Bun.gc(true);
+		const before = heapStats().heapSize;
+		const kept = new Map<string, ThreadShell>();
+		for (let i = 0; i < 20_000; i += 1) {
+			const thread = decodeHeldThreadShell(JSON.parse(JSON.stringify(raw(i))));
+			kept.set(thread.id, thread);
+		}
+		Bun.gc(true);
+		return (heapStats().heapSize - before) / kept.size;
+	};
 	it("keep the released failure, recovery, snooze and background-task count", () => {
 		expect(decodeHeldThreadShell(RELEASED_SHELL)).toMatchObject({
 			lastErrorClass: "usage_limit",
@@ -466,8 +480,6 @@ describe("decode: held thread shells", () => {
 
 	it("a field T3 sends as null is not held: every thread would keep a slot for it", () => {
 		// What a released T3 sends for an idle thread that never ran: most fields null.
-		const uuid = (i: number) =>
-			`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
 		const idle = (i: number) => ({
 			id: uuid(i),
 			projectId: "project-1",
@@ -517,22 +529,11 @@ describe("decode: held thread shells", () => {
 		});
 		expect(failed).not.toHaveProperty("lastError");
 		expect(failed.lastErrorClass).toBe("provider_error");
-		// Bytes held a thread, from a fresh parse each (as 500 machines' snapshots are):
-		// ~527 with the nulls held, ~402 without.
-		Bun.gc(true);
-		const before = heapStats().heapSize;
-		const kept = new Map<string, ThreadShell>();
-		for (let i = 0; i < 20_000; i += 1) {
-			const thread = decodeHeldThreadShell(JSON.parse(JSON.stringify(idle(i))));
-			kept.set(thread.id, thread);
-		}
-		Bun.gc(true);
-		expect((heapStats().heapSize - before) / kept.size).toBeLessThan(460);
+		// ~527 bytes with the nulls held, ~402 without.
+		expect(heldBytes(idle)).toBeLessThan(460);
 	});
 
 	it("a thread that ran holds no times or ids nothing reads", () => {
-		const uuid = (i: number) =>
-			`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
 		// As a pre-release T3 sends a thread that ran: times of its own, its latest message.
 		const ran = (i: number) => ({
 			id: uuid(i),
@@ -560,16 +561,8 @@ describe("decode: held thread shells", () => {
 			text: "done with 1",
 		});
 		expect(held.updatedAt).toBe(ran(1).updatedAt);
-		Bun.gc(true);
-		const before = heapStats().heapSize;
-		const kept = new Map<string, ThreadShell>();
-		for (let i = 0; i < 20_000; i += 1) {
-			const thread = decodeHeldThreadShell(JSON.parse(JSON.stringify(ran(i))));
-			kept.set(thread.id, thread);
-		}
-		Bun.gc(true);
 		// ~767 bytes with them held, ~545 without.
-		expect((heapStats().heapSize - before) / kept.size).toBeLessThan(620);
+		expect(heldBytes(ran)).toBeLessThan(620);
 	});
 
 	it("shell snapshots hold their threads that way", () => {
