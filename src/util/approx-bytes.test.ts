@@ -13,8 +13,8 @@ describe("approxBytes", () => {
 		const nested = { a: { b: { c: "text" } } };
 		expect(approxBytes(nested)).toBe(16 + 8 + 16 + 8 + 16 + 8 + 24 + 4);
 		let deep: unknown = "leaf";
-		for (let i = 0; i < 20; i += 1) deep = [deep];
-		expect(approxBytes(deep)).toBe(8 * (16 + 8) + 16);
+		for (let i = 0; i < 40; i += 1) deep = [deep];
+		expect(approxBytes(deep)).toBe(32 * (16 + 8) + 16);
 		expect(approxBytes(null)).toBe(8);
 		expect(approxBytes(42)).toBe(8);
 	});

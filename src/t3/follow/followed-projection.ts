@@ -254,7 +254,8 @@ export function createFollowedProjection(
 			return n;
 		},
 		approxBytes: () => {
-			let bytes = approxBytes(thread);
+			// The snapshot's other fields too: a fork's inherited conversation lives there.
+			let bytes = approxBytes(thread) + approxBytes(others);
 			for (const list of rows.values())
 				for (const row of list.values()) bytes += approxBytes(row);
 			return bytes;

@@ -46,6 +46,24 @@ describe("kept thread views", () => {
 		expect(kept.take("m\u0000t0")).toBeUndefined();
 	});
 
+	test("a fork's inherited conversation counts too", () => {
+		const own = viewWithOutput("plain", 10).approxBytes();
+		const fork = createFollowedProjection(
+			decodeThreadProjection({
+				thread: { id: "fork", title: "fork" },
+				visibleTurnItems: [
+					{
+						id: "inherited-1",
+						visibility: "inherited",
+						text: "y".repeat(2 * KEPT_BYTES_PER_VIEW),
+					},
+				],
+			}),
+		);
+		expect(fork.approxBytes()).toBeGreaterThan(2 * KEPT_BYTES_PER_VIEW);
+		expect(own).toBeLessThan(2_000);
+	});
+
 	test("a view over the per-view budget that trimming cannot shrink is not kept", () => {
 		const kept = createKeptThreadViews();
 		const view = viewWithOutput("big", KEPT_BYTES_PER_VIEW + 1);

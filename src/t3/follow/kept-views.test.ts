@@ -10,7 +10,7 @@ describe("kept views", () => {
 		expect(kept.stats()).toEqual({ views: 0, size: 0 });
 	});
 
-	test("past the row budget the oldest views go first, whichever machine kept them", () => {
+	test("past the budget the oldest views go first, whichever machine kept them", () => {
 		const kept = createKeptViews<string>(100, 50);
 		kept.keep("a\u0000t1", "a1", 40);
 		kept.keep("b\u0000t1", "b1", 40);
@@ -32,7 +32,7 @@ describe("kept views", () => {
 		expect(kept.stats()).toEqual({ views: 0, size: 0 });
 	});
 
-	test("dropping a key frees its rows", () => {
+	test("dropping a key frees its size", () => {
 		const kept = createKeptViews<string>(100, 50);
 		kept.keep("m\u0000t1", "v", 30);
 		kept.drop("m\u0000t1");
@@ -49,7 +49,7 @@ describe("kept views", () => {
 		kept.keep("m\u0000t1", "v1", 40);
 		kept.keep("m\u0000t2", "v2", 40);
 		kept.keep("m\u0000t3", "v3", 40);
-		// 120 size: the oldest is trimmed to 5, and every view stays resumable.
+		// 120 in all: the oldest is trimmed to 5, and every view stays resumable.
 		expect(trimmed).toEqual(["v1"]);
 		expect(kept.stats()).toEqual({ views: 3, size: 85 });
 		kept.keep("m\u0000t4", "v4", 40);

@@ -304,8 +304,9 @@ describe("thread following", () => {
 	});
 
 	test("a view trimmed past the kept budget still resumes; whole-thread reads then GET, recent ones do not", async () => {
-		// A budget under the kept view (2 runs, ~835 bytes): it is trimmed to its latest run (~564).
-		const t = setup(1, 250, createKeptThreadViews(600, 600));
+		// A budget under the kept view (2 runs, ~1 150 bytes) and over its latest run's (~880):
+		// the view is trimmed to that run.
+		const t = setup(1, 250, createKeptThreadViews(1_000, 1_000));
 		const release = t.machine.follow?.("t1");
 		const first = t.streams[0] as FakeStream;
 		first.push(snapshot(10, [run("completed"), run("completed", 2)]), {

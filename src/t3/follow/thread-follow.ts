@@ -61,7 +61,7 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 	const lingerMs = options.lingerMs ?? 2_000;
 	const catchUpMs = options.catchUpMs ?? 2_000;
 	const behindMs = options.behindMs ?? 250;
-	/** Views of threads no longer followed, under a row budget (kept-views.ts). */
+	/** Views of threads no longer followed, under a budget in bytes (kept-views.ts). */
 	const kept = options.keptViews ?? createKeptThreadViews();
 	const {
 		followed,
