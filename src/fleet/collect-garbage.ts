@@ -4,7 +4,7 @@
  * than the collector's own schedule returns it: with 50 machines and 10 000 threads the heap
  * and resident memory peaked ~25 MB above the settled size. A collection of the young
  * generation once resident memory has grown by `growthBytes` since the last one, checked at
- * snapshots and catch-ups, keeps the peak near the live size (the garbage is young:
+ * every few snapshots or catch-ups, keeps the peak near the live size (the garbage is young:
  * what one snapshot was decoded from), and one full collection when the storm is over returns
  * the rest. Young, not full, during the storm: full collections of the growing heap were ~290 ms
  * of a 500-machine start's ~2.4 s on the main thread, the peak no lower. Resident memory, not
@@ -12,10 +12,7 @@
  * with 100 000 threads held), `memoryUsage.rss()` is one read. Counted by growth, not by
  * snapshots: one every ten snapshots was ~100 collections of an 80 MB heap (30 ms each) while
  * 500 machines connected, most of the 5 s they took. Quiet machines never trigger one: idle CPU
- * is unchanged. Looked at after every snapshot or catch-up, past 1 MB: a 500-machine start
- * peaked at 134–137 MB against 149–152 when looked at every fourth one past 16 MB (a probe of
- * six starts, interleaved), and came online no later; after every one whatever the growth, the
- * start took ~0.5 s longer.
+ * is unchanged.
  */
 import { edenGC } from "bun:jsc";
 import { unrefTimer } from "../util/clock.ts";
@@ -26,11 +23,11 @@ export interface CollectOptions {
 	collect?: () => void;
 	/** A full, synchronous collection, once the storm is over (default `Bun.gc(true)`). */
 	collectFully?: () => void;
-	/** Collect once memory has grown this much since the last collection (default 1 MB). */
+	/** Collect once memory has grown this much since the last collection (default 16 MB). */
 	growthBytes?: number;
 	/** The process's memory now, in bytes (default resident memory: `memoryUsage.rss()`). */
 	memorySize?: () => number;
-	/** Look at the memory at every this many snapshots or catch-ups (default 1). */
+	/** Look at the memory at every this many snapshots or catch-ups (default 4). */
 	checkEvery?: number;
 	/** Collect once this long after the last one (default 1 s). */
 	quietMs?: number;
@@ -45,9 +42,9 @@ export function collectDuringBursts(
 ): () => void {
 	const collect = options.collect ?? (() => edenGC());
 	const collectFully = options.collectFully ?? (() => Bun.gc(true));
-	const growth = options.growthBytes ?? 2 ** 20;
+	const growth = options.growthBytes ?? 16 * 2 ** 20;
 	const memorySize = options.memorySize ?? (() => process.memoryUsage.rss());
-	const checkEvery = options.checkEvery ?? 1;
+	const checkEvery = options.checkEvery ?? 4;
 	const quietMs = options.quietMs ?? 1_000;
 	const setTimer = options.setTimer ?? unrefTimer;
 	let floor = memorySize();
@@ -63,7 +60,7 @@ export function collectDuringBursts(
 		entry.machine.onChange((change) => {
 			if (change.kind !== "snapshot" && change.kind !== "synchronized") return;
 			// After the current task: what the snapshot was decoded from is unreachable by then.
-			// At every `checkEvery` changes: each read is a call into the runtime.
+			// Every few changes: each read is a call into the runtime, and a storm is thousands.
 			seen += 1;
 			if (
 				!queued &&
