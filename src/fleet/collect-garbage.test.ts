@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { fakeFleetOf, onlineStatus } from "../../test/helpers/fake-machine.ts";
 import type { ShellChange } from "../t3/machine-api.ts";
 import { createManualClock } from "../util/clock.ts";
-import { collectDuringBursts } from "./collect-garbage.ts";
+import { collectDuringBursts, stormSchedule } from "./collect-garbage.ts";
 
 const snapshot: ShellChange = { kind: "snapshot", sequence: 1 };
 const synchronized: ShellChange = { kind: "synchronized", sequence: 1 };
@@ -116,5 +116,19 @@ describe("collectDuringBursts", () => {
 		await microtasks();
 		expect(collections()).toBe(0);
 		expect(full()).toBe(0);
+	});
+});
+
+describe("stormSchedule", () => {
+	it("allows 16 MB at every fourth change up to 50 machines, less as the fleet grows, never under 1 MB", () => {
+		const MB = 2 ** 20;
+		expect(stormSchedule(1)).toEqual({ growthBytes: 16 * MB, checkEvery: 4 });
+		expect(stormSchedule(50)).toEqual({ growthBytes: 16 * MB, checkEvery: 4 });
+		expect(stormSchedule(100)).toEqual({ growthBytes: 8 * MB, checkEvery: 2 });
+		expect(stormSchedule(500)).toEqual({
+			growthBytes: Math.round(1.6 * MB),
+			checkEvery: 1,
+		});
+		expect(stormSchedule(5_000)).toEqual({ growthBytes: MB, checkEvery: 1 });
 	});
 });
