@@ -1,36 +1,24 @@
-import { Database } from "bun:sqlite";
-import { afterEach, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Db, openDb } from "./db.ts";
+import { describe, expect, it } from "bun:test";
+import { statSync } from "node:fs";
+import { tempStates } from "../../test/helpers/temp-state.ts";
+import { openDb } from "./db.ts";
 import { createGroupCommit, walSync } from "./group-commit.ts";
 
-let dir: string;
-let db: Db;
-let other: Database;
-afterEach(() => {
-	other?.close();
-	db?.close();
-	rmSync(dir, { recursive: true, force: true });
-});
+const tempState = tempStates("group-commit");
 
 function setup() {
-	dir = mkdtempSync(join(tmpdir(), "group-commit-"));
-	const path = join(dir, "state.sqlite");
-	db = openDb(path);
+	const { path, db, reader } = tempState();
 	db.exec("CREATE TABLE t (v TEXT NOT NULL UNIQUE)");
-	// Another connection sees only what is committed.
-	other = new Database(path, { readonly: true });
 	const flushes: (() => void)[] = [];
 	const commits = createGroupCommit(db, (flush) => flushes.push(flush));
 	const insert = (v: string) => () =>
 		db.query("INSERT INTO t (v) VALUES ($v)").run({ v });
 	const committed = () =>
-		(other.query("SELECT v FROM t ORDER BY v").all() as { v: string }[]).map(
+		// Another connection sees only what is committed.
+		(reader.query("SELECT v FROM t ORDER BY v").all() as { v: string }[]).map(
 			(r) => r.v,
 		);
-	return { commits, flushes, insert, committed };
+	return { path, db, commits, flushes, insert, committed };
 }
 
 describe("group commit", () => {
@@ -73,7 +61,7 @@ describe("group commit", () => {
 	});
 
 	it("commits a batch of only non-durable writes without an fsync (synchronous NORMAL), and any durable write makes it FULL", async () => {
-		const { commits, flushes, insert, committed } = setup();
+		const { db, commits, flushes, insert, committed } = setup();
 		const level = () =>
 			(db.query("PRAGMA synchronous").get() as { synchronous: number })
 				.synchronous;
@@ -100,7 +88,7 @@ describe("group commit", () => {
 	});
 
 	it("with a WAL to sync, commits without the fsync and settles after the sync, off the event loop; readers wait meanwhile", async () => {
-		const { insert, committed } = setup();
+		const { db, insert, committed } = setup();
 		const syncs: { resolve: () => void; reject: (e: Error) => void }[] = [];
 		const flushes: (() => void)[] = [];
 		const commits = createGroupCommit(db, (flush) => flushes.push(flush), {
@@ -152,7 +140,7 @@ describe("group commit", () => {
 	});
 
 	it("readers wait only for the syncs of rows committed before they asked, not for later ones", async () => {
-		const { insert } = setup();
+		const { db, insert } = setup();
 		const syncs: { resolve: () => void }[] = [];
 		const flushes: (() => void)[] = [];
 		const commits = createGroupCommit(db, (flush) => flushes.push(flush), {
@@ -185,8 +173,7 @@ describe("group commit", () => {
 	});
 
 	it("with a WAL to sync, checkpoints after the sync has settled the writes, never inside their commit", async () => {
-		const { insert, committed } = setup();
-		const path = join(dir, "state.sqlite");
+		const { path, db, insert, committed } = setup();
 		const flushes: (() => void)[] = [];
 		const wal = walSync(db);
 		const commits = createGroupCommit(db, (flush) => flushes.push(flush), wal);
@@ -210,7 +197,7 @@ describe("group commit", () => {
 	});
 
 	it("walSync syncs a file database's WAL and is absent for one in memory", async () => {
-		const { insert, committed } = setup();
+		const { db, insert, committed } = setup();
 		const wal = walSync(db);
 		expect(wal).toBeDefined();
 		const commits = createGroupCommit(db, undefined, wal);

@@ -1,24 +1,11 @@
-import { Database } from "bun:sqlite";
-import { afterEach, describe, expect, it } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Db, openDb } from "./db.ts";
+import { describe, expect, it } from "bun:test";
+import { tempStates } from "../../test/helpers/temp-state.ts";
 import { createTokenExpiryStore } from "./token-expiries.ts";
 
-let dir: string;
-let db: Db;
-let other: Database;
-afterEach(() => {
-	other?.close();
-	db?.close();
-	rmSync(dir, { recursive: true, force: true });
-});
+const tempState = tempStates("token-expiries");
 
 function setup(onError?: (error: unknown) => void) {
-	dir = mkdtempSync(join(tmpdir(), "token-expiries-"));
-	const path = join(dir, "state.sqlite");
-	db = openDb(path);
+	const { db, reader } = tempState();
 	const timers: (() => void)[] = [];
 	const store = createTokenExpiryStore(db, {
 		setTimer: (fn) => {
@@ -28,12 +15,11 @@ function setup(onError?: (error: unknown) => void) {
 		...(onError ? { onError } : {}),
 	});
 	// Another connection sees only what is committed.
-	other = new Database(path, { readonly: true });
 	const stored = () =>
-		other
+		reader
 			.query("SELECT machine, expires_at FROM token_expiries ORDER BY machine")
 			.all();
-	return { store, timers, stored };
+	return { db, store, timers, stored };
 }
 
 describe("token expiries", () => {
@@ -71,7 +57,7 @@ describe("token expiries", () => {
 	});
 
 	it("flush writes what waits (shutdown), and survives a reopen", () => {
-		const { store, stored } = setup();
+		const { db, store, stored } = setup();
 		store.set("a", "t1", "2027-02-01T00:00:00.000Z");
 		store.flush();
 		expect(stored()).toEqual([
@@ -83,7 +69,7 @@ describe("token expiries", () => {
 
 	it("a batch that cannot be written is reported, not thrown from a timer", () => {
 		const errors: unknown[] = [];
-		const { store, timers } = setup((error) => errors.push(error));
+		const { db, store, timers } = setup((error) => errors.push(error));
 		store.set("a", "t1", "2027-02-01T00:00:00.000Z");
 		db.exec("DROP TABLE token_expiries");
 		expect(() => timers[0]?.()).not.toThrow();
