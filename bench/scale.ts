@@ -8,10 +8,11 @@
  * MCP, in turns of ten rounds a size so the VM's drift lands on every size alike. RSS is read
  * 3 s after every machine is online (settled, before any call), after the calls, and as VmHWM.
  * The slope is fitted (least squares) to the settled RSS of the three sizes and of an extra
- * point (the largest size's machines, a tenth of its threads):
+ * point (the largest size's machines, a tenth of its threads, which answers the same calls: its
+ * peak is what the fleet itself costs):
  * RSS = base + per machine × machines + per thread × threads, and `t3_threads` growth per
  * 10 000 threads. Selected with `BENCH_ONLY=scale`; not part of the default run (it adds
- * about a minute: 160 000 threads created, three servers started three times).
+ * about a minute and a half: 160 000 threads created, three servers started three times).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -266,11 +267,20 @@ export async function benchScale(): Promise<{
 	// smaller ones then start beside it, idle); then the calls of all three, taking turns.
 	const running: Running[] = [];
 	let sizes: SizeResult[];
-	// The curve's extra point (most machines, fewest threads): its settled RSS only.
+	// The curve's extra point (most machines, fewest threads), with the same calls: its settled
+	// RSS pins the curve, and its peak is what the fleet costs with few threads (the floor a
+	// thread store has to fit under).
 	const [fm, ft] = fitPoint();
 	const alone = await bringUp(fm, ft, 1);
-	const extra = [{ machines: fm, threads: ft, rssSettledMb: alone.rssHeldMb }];
-	await alone.close();
+	let floor: SizeResult;
+	try {
+		[floor] = (await measureCalls([alone])) as [SizeResult];
+	} finally {
+		await alone.close();
+	}
+	const extra = [
+		{ machines: fm, threads: ft, rssSettledMb: floor.rssSettledMb },
+	];
 	try {
 		for (const [m, t] of [...scaleSizes()].reverse())
 			running.unshift(await bringUp(m, t));
@@ -283,8 +293,8 @@ export async function benchScale(): Promise<{
 	const replies =
 		config.messageChars > 0 ? ` (${config.messageChars}-char replies)` : "";
 	const at = (s: SizeResult) => `${s.machines} / ${s.threads}${replies}`;
-	const sizeRows: Row[] = sizes.map((s) => ({
-		figure: `8. scale ${at(s)}: RSS, t3_threads p50`,
+	const sizeRows: Row[] = [...sizes, floor].map((s) => ({
+		figure: `8. scale ${at(s)}${s === floor ? " (the largest fleet, a tenth of its threads)" : ""}: RSS, t3_threads p50`,
 		value: `RSS settled ${s.rssSettledMb} MB, after calls ${s.rssAfterCallsMb} MB, peak ${s.rssPeakMb} MB (start ${s.rssPeakBeforeCallsMb}); t3_threads first ${s.first.p50.toFixed(2)} / query ${s.query.p50.toFixed(2)} / next ${s.next.p50.toFixed(2)} ms; t3_machines ${s.t3Machines.p50.toFixed(2)} ms; online p50 ${s.online.p50.toFixed(0)} ms`,
 		baseline: "-",
 		ratio: "-",
@@ -346,6 +356,6 @@ export async function benchScale(): Promise<{
 					curve.threadsSpread <= 1.5,
 			},
 		],
-		raw: { sizes, extra, curve },
+		raw: { sizes, floor, extra, curve },
 	};
 }
