@@ -1,18 +1,31 @@
 /**
  * 3. Tool overhead: `t3_thread` through MCP against what it cannot avoid, a no-op tool call on
  * the same server (`t3_machines`, memory only) plus the same thread read straight from the
- * simulator over HTTP. Samples are interleaved so drift hits all three alike. Two threads: a
- * settled one (not followed: `t3_thread` GETs it), and one with a run going, which the
- * connector follows on its thread stream and serves from memory (its own row). The simulator runs
+ * simulator over HTTP. Samples are interleaved so drift hits all three alike, each round in a
+ * shuffled order so none of them always follows the same step. Two threads: a settled one (not
+ * followed: `t3_thread` GETs it), and one with a run going, which the connector follows on its
+ * thread stream and serves from memory (its own row). The simulator runs
  * in its own process, as a T3 server does: the direct GET then crosses processes like the
  * connector's own GET, instead of being answered inside the process that asks.
  */
+
+import { seededRandom } from "../test/helpers/seeded-random.ts";
 import { config } from "./lib/config.ts";
 import { startFleet } from "./lib/fleet.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
 import { allOnline, metric, startBinary, until } from "./lib/server.ts";
 import { fmtSummary, summarize, timed } from "./lib/stats.ts";
 import type { Row } from "./lib/table.ts";
+
+const OVERHEAD_ORDER_SEED = 3;
+
+/** Fisher–Yates, in place. */
+function shuffle<T>(items: T[], random: () => number): void {
+	for (let k = items.length - 1; k > 0; k -= 1) {
+		const j = Math.floor(random() * (k + 1));
+		[items[k], items[j]] = [items[j] as T, items[k] as T];
+	}
+}
 
 export async function benchOverhead(): Promise<{
 	rows: Row[];
@@ -73,9 +86,18 @@ export async function benchOverhead(): Promise<{
 		) as Record<keyof typeof steps, number[]>;
 		for (let i = 0; i < 30; i++)
 			for (const step of Object.values(steps)) await step(); // warm-up
-		for (let i = 0; i < config.overheadSamples; i++)
-			for (const [name, step] of Object.entries(steps))
+		// Each round in its own order (seeded, so a run can be replayed). In one fixed order
+		// `t3_thread` always came after the two direct GETs, when the connector had been idle for
+		// a millisecond, and the no-op always right after another connector call: the ratio then
+		// charged `t3_thread` with waking an idle process (one binary, six runs taking turns:
+		// 0.18–0.23 ms added in the fixed order, 0.09–0.14 shuffled).
+		const random = seededRandom(OVERHEAD_ORDER_SEED);
+		const order = Object.entries(steps);
+		for (let i = 0; i < config.overheadSamples; i++) {
+			shuffle(order, random);
+			for (const [name, step] of order)
 				samples[name as keyof typeof steps].push(await timed(step));
+		}
 		const t = summarize(samples.thread);
 		const f = summarize(samples.followed);
 		const n = summarize(samples.noop);
