@@ -4,11 +4,10 @@
  * simulator over HTTP. Samples are interleaved so drift hits all three alike, each round in a
  * shuffled order so none of them always follows the same step. Two threads: a settled one (not
  * followed: `t3_thread` GETs it), and one with a run going, which the connector follows on its
- * thread stream and serves from memory (its own row). The simulator runs
- * in its own process, as a T3 server does: the direct GET then crosses processes like the
- * connector's own GET, instead of being answered inside the process that asks.
+ * thread stream and serves from memory (its own row). The simulator runs in its own process, as
+ * a T3 server does: the direct GET then crosses processes like the connector's own GET, instead
+ * of being answered inside the process that asks.
  */
-
 import { seededRandom } from "../test/helpers/seeded-random.ts";
 import { config } from "./lib/config.ts";
 import { startFleet } from "./lib/fleet.ts";
