@@ -52,9 +52,10 @@ export function latestRun(projection: ThreadProjection): Run | null {
  * The failure text of a run, only while it belongs to the run's current state
  * (current-errors.ts): its current `error` items, else — for a failed run that is the thread's
  * latest — the thread's `lastError` (from the projection: held shells do not keep it, so a
- * `shell` given only says which run is the latest). None while the run is busy or once it completed, even if an
- * earlier attempt failed (a retried workspace preparation). It comes from the provider or T3
- * (it may quote a credential), so it is redacted and capped like all outside text.
+ * `shell` given only says which run is the latest). None while the run is busy or once it
+ * completed, even if an earlier attempt failed (a retried workspace preparation). It comes from
+ * the provider or T3 (it may quote a credential), so it is redacted and capped like all outside
+ * text.
  */
 export function runError(
 	projection: ThreadProjection,
