@@ -8,6 +8,7 @@ import { followWatched } from "./events/follow-watched.ts";
 import { collectDuringBursts } from "./fleet/collect-garbage.ts";
 import { createFleet, type Fleet } from "./fleet/fleet.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { createRunSlots, fleetShells } from "./rights/run-slots.ts";
 import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
@@ -150,6 +151,7 @@ export function createServices(
 		progressIntervalMs: options.progressIntervalMs,
 		searchTimeoutMs: options.searchTimeoutMs,
 		shutdown: shutdown.signal,
+		slots: createRunSlots(fleetShells(fleet), () => clock.now()),
 	};
 	const events = createEvents({
 		settings: config.server,

@@ -95,8 +95,11 @@ export function createThreadStore(
 	const watchedStatesOn = db.query<WatchedState, { machine: string }>(
 		"SELECT thread_id, machine, project_id, project_title, project_path, last_run_id, last_status, last_request_id FROM threads WHERE machine = $machine AND watched = 1",
 	);
-	const ofClient = db.query<{ thread_id: string }, { client: string }>(
-		"SELECT thread_id FROM threads WHERE client = $client",
+	const ofClient = db.query<
+		{ threadId: string; machine: string; storedStatus: string | null },
+		{ client: string }
+	>(
+		"SELECT thread_id AS threadId, machine, last_status AS storedStatus FROM threads WHERE client = $client",
 	);
 	const remove = db.query("DELETE FROM threads WHERE thread_id = $id");
 	// Vanished threads are unwatched: the (machine, watched) index finds them.
@@ -154,9 +157,8 @@ export function createThreadStore(
 		 */
 		watchedStatesOn: (machine: string): WatchedState[] =>
 			watchedStatesOn.all({ machine }).filter(perProject(visible)),
-		/** Ids of the threads a client dispatched on (for `max_active_runs`). */
-		ofClient: (client: string): string[] =>
-			ofClient.all({ client }).map((r) => r.thread_id),
+		/** The threads a client dispatched on, where they are (for `max_active_runs`). */
+		ofClient: (client: string) => ofClient.all({ client }),
 		/** A record exists but its project is hidden now (an unknown thread is not hidden). */
 		isHidden: (id: string): boolean => {
 			const record = get.get({ id });

@@ -1,6 +1,7 @@
 /** What the thread operations need, passed in so tests control time, ids and storage. */
 import type { ClientConfig, ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
+import type { RunSlot, RunSlots } from "../rights/run-slots.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
 import type { OperationStore } from "../store/operations.ts";
@@ -30,6 +31,13 @@ export interface ThreadDeps {
 	 * level and its threads are counted against `max_active_runs`. Undefined: every right.
 	 */
 	client?: ClientConfig;
+	/**
+	 * The busy-thread caps' ledger, one for the whole server (src/rights/run-slots.ts); without it
+	 * (unit tests) a ledger of this fleet's shells is made on first use.
+	 */
+	slots?: RunSlots;
+	/** The slot this dispatch holds (set per call): the record binds it to the thread it mints. */
+	slot?: RunSlot;
 	/** Aborts on shutdown: waits in progress then return their current state at once. */
 	shutdown?: AbortSignal;
 }

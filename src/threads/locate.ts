@@ -23,6 +23,13 @@ export interface LocatedThread {
 
 const READY_WAIT_MS = 5_000;
 
+/** The thread's runtime mode: the fresh projection's, else the shell's (it may lag a change). */
+export const runtimeModeOf = (
+	located: LocatedThread,
+	projection: { thread: { runtimeMode?: string } },
+): string | undefined =>
+	projection.thread.runtimeMode ?? located.shell?.runtimeMode;
+
 export function notFound(deps: ThreadDeps, threadId: string): ThreadError {
 	const down = deps.fleet
 		.list()

@@ -4,6 +4,7 @@
  * `dismiss` closes a message-mode question unanswered (`thread.user-input.dismiss`, §6.6).
  */
 
+import { checkThreadPath } from "../../rights/run-limits.ts";
 import {
 	pendingQuestion,
 	questionOptionValue,
@@ -11,7 +12,7 @@ import {
 import { maskSecrets } from "../../util/redact.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
-import { locateThread, readDetail } from "../locate.ts";
+import { locateThread, readDetail, runtimeModeOf } from "../locate.ts";
 
 export type AnswerValue = string | string[];
 
@@ -109,6 +110,13 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		}
 		command.decision = wire;
 	} else {
+		// Answers become the run's input: held to the thread's mode, like a follow-up.
+		checkThreadPath(
+			deps.client,
+			"answer",
+			args.thread_id,
+			runtimeModeOf(located, projection),
+		);
 		if (args.decision !== undefined) {
 			throw new ThreadError(
 				`decision: the pending request is a question, not an approval; answer it with answers: {${question.questions.map((q) => `"${q.id}": <label>`).join(", ")}}.`,

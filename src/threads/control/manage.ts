@@ -2,7 +2,8 @@
  * Room `threads/control/`: the tools that change a thread or a machine after launch: `t3_answer`,
  * `t3_interrupt`, `t3_manage` (with queue control and preparation retry), `t3_delete`,
  * `t3_project_add`. May import `t3/`, `store/`, `util/`, the `threads/` root and
- * `threads/dispatch` (settings, prompt rules) and `threads/wait`; never `mcp/`, `tools/`, `http/`
+ * `threads/dispatch` (settings, prompt rules), `threads/wait` and `rights/` (the level a path is
+ * held to); never `mcp/`, `tools/`, `http/`
  * or `cli/`.
  */
 /**

@@ -5,7 +5,7 @@
  */
 
 import type { FleetMachine } from "../../fleet/fleet.ts";
-import { checkContinuation } from "../../rights/run-limits.ts";
+import { checkThreadPath } from "../../rights/run-limits.ts";
 import { settledOrdinal } from "../../t3/derive/derive.ts";
 import {
 	BUSY_RUN_STATUSES,
@@ -44,8 +44,9 @@ export async function continueThread(
 	await requireOnline(entry);
 	const { projection } = await readDetail(located, true);
 	const thread = located.shell ?? projection.thread;
-	checkContinuation(
+	checkThreadPath(
 		deps.client,
+		"dispatch",
 		threadId,
 		projection.thread.runtimeMode ?? thread.runtimeMode,
 		args.runtime_mode,

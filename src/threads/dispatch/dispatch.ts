@@ -13,7 +13,8 @@
  * fork-dispatch.ts, or reuse.ts for a key used before).
  */
 
-import { checkActiveRuns } from "../../rights/run-limits.ts";
+import { clientCap } from "../../rights/run-limits.ts";
+import { type RunSlot, slotsOf } from "../../rights/run-slots.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import type { ProjectRef } from "../shapes.ts";
@@ -87,26 +88,18 @@ export async function dispatch(
 	checkPrompt(args.prompt);
 	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
+	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
+		return reuse(deps, args, keyed, origin);
+	// A replay above starts nothing new; anything else may add a busy thread: its slot is
+	// taken now, before the first await, so calls sent at once cannot all pass the cap.
+	const held = takeSlot(deps, args);
+	const own = held ? { ...deps, slot: held.slot } : deps;
 	try {
-		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
-			return await reuse(deps, args, keyed, origin);
-		// A replay above starts nothing; anything else would add a run.
-		if (deps.client)
-			checkActiveRuns(
-				deps.client,
-				deps.fleet,
-				deps.threads.ofClient(deps.client.name),
-			);
-		if (args.fork_of !== undefined)
-			return await dispatchFork(deps, args, origin, keyed?.key);
-		if (args.fork_run_id !== undefined)
-			throw new ThreadError(
-				"fork_run_id: only used with fork_of (the run of the source thread to fork from).",
-			);
-		return await (args.thread_id === undefined
-			? launch(deps, args, origin, keyed?.key)
-			: continueThread(deps, args, args.thread_id, origin, keyed?.key));
+		const result = await route(own, args, origin, keyed?.key);
+		held?.slot.sent();
+		return result;
 	} catch (error) {
+		held?.settle();
 		// The same key in two calls at once: the second one to record it (or to move a fork's
 		// claim on) answers like a retry of the first.
 		const code = String((error as { code?: unknown })?.code ?? "");
@@ -119,4 +112,62 @@ export async function dispatch(
 		}
 		throw error;
 	}
+}
+
+function route(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	origin: string | null,
+	key: string | undefined,
+): Promise<DispatchResult> {
+	if (args.fork_of !== undefined) return dispatchFork(deps, args, origin, key);
+	if (args.fork_run_id !== undefined)
+		throw new ThreadError(
+			"fork_run_id: only used with fork_of (the run of the source thread to fork from).",
+		);
+	return args.thread_id === undefined
+		? launch(deps, args, origin, key)
+		: continueThread(deps, args, args.thread_id, origin, key);
+}
+
+/**
+ * The caller's slot under its caps (refused here when none is free), and how to settle it when
+ * the dispatch fails: kept while its recorded command may have gone out (a send that timed
+ * out), else given back.
+ */
+function takeSlot(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+): { slot: RunSlot; settle: () => void } | undefined {
+	const name = deps.client?.name;
+	const cap = clientCap(deps.client, () =>
+		name === undefined ? [] : deps.threads.ofClient(name),
+	);
+	if (!cap) return undefined;
+	const ledger = deps.slots ?? slotsOf(deps.fleet, deps.now);
+	const located =
+		args.thread_id !== undefined && args.fork_of === undefined
+			? deps.fleet.locate(args.thread_id)
+			: undefined;
+	const taken = ledger.take(
+		[cap],
+		located && args.thread_id !== undefined
+			? { threadId: args.thread_id, machine: located.entry.config.name }
+			: undefined,
+	);
+	let commandId: string | undefined;
+	return {
+		slot: {
+			...taken,
+			bind(threadId, machine, command) {
+				commandId = command;
+				taken.bind(threadId, machine);
+			},
+		},
+		settle() {
+			if (commandId !== undefined && deps.dispatches.byCommandId(commandId))
+				taken.sent();
+			else taken.release();
+		},
+	};
 }

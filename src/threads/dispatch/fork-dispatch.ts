@@ -3,7 +3,7 @@
  * thread as a continuation. A keyed fork claims its key before the fork is sent, so a retry
  * re-sends that same fork and never makes a second one.
  */
-import { checkContinuation } from "../../rights/run-limits.ts";
+import { checkThreadPath } from "../../rights/run-limits.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
@@ -46,8 +46,9 @@ export async function dispatchFork(
 	// A fork takes its source's modes: held to the client's level before T3 makes it.
 	const source = async (fork_of: string) => {
 		const located = await locateThread(deps, fork_of);
-		checkContinuation(
+		checkThreadPath(
 			deps.client,
+			"dispatch",
 			fork_of,
 			located.shell?.runtimeMode,
 			args.runtime_mode,

@@ -31,6 +31,7 @@ export function recordDispatch(
 ): DispatchRecord {
 	const now = deps.now();
 	const machine = d.entry.config.name;
+	deps.slot?.bind(d.threadId, machine, d.command.commandId);
 	deps.db.transaction(() => {
 		deps.threads.upsert({
 			threadId: d.threadId,
