@@ -219,7 +219,7 @@ describe("an approval-required agent", () => {
 		expect(own.text).toStartWith("approval_denied:");
 	});
 
-	test("max_active_runs = 1 holds while its run waits for approval", async () => {
+	test("max_active_runs = 1 holds while its run waits for approval; a follow-up into it adds nothing", async () => {
 		const second = await callTool(as.agent as Client, "t3_dispatch", {
 			machine: "demo",
 			project: "web",
@@ -228,11 +228,20 @@ describe("an approval-required agent", () => {
 		expect(second.isError).toBe(true);
 		expect(second.text).toStartWith("max_active_runs_reached:");
 		expect(second.text).toContain(threadId);
-		const followUp = await callTool(as.agent as Client, "t3_dispatch", {
+		// A message into the busy thread adds nothing (CONTRACT.md "Trust round three"): it queues.
+		const followUp = await callTool<{ queued: boolean; run_id: string }>(
+			as.agent as Client,
+			"t3_dispatch",
+			{ thread_id: threadId, prompt: "and then this" },
+		);
+		expect(followUp.isError).toBe(false);
+		expect(followUp.data.queued).toBe(true);
+		const cancelled = await callTool(as.agent as Client, "t3_manage", {
 			thread_id: threadId,
-			prompt: "and then this",
+			action: "cancel_queued",
+			run_id: followUp.data.run_id,
 		});
-		expect(followUp.text).toStartWith("max_active_runs_reached:");
+		expect(cancelled.isError).toBe(false);
 	});
 
 	test("an approver answers it; the run completes", async () => {
