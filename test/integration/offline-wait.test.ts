@@ -34,6 +34,7 @@ test("a wait that times out on an offline machine names the machine, since when 
 	});
 	expect(online.data.outcome).toBe("timeout");
 	expect(online.text).not.toContain("offline");
+	expect(online.data).not.toHaveProperty("machine_state");
 
 	const before = Date.now();
 	await stack.sim().stop();
@@ -44,12 +45,19 @@ test("a wait that times out on an offline machine names the machine, since when 
 		15_000,
 		"demo offline",
 	);
-	const w = await callTool<{ outcome: string }>(client, "t3_wait", {
+	const w = await callTool<{
+		outcome: string;
+		machine_state?: string;
+		reason?: string | null;
+	}>(client, "t3_wait", {
 		thread_id: d.data.thread_id,
 		timeout: 0,
 	});
 	expect(w.isError).toBe(false);
 	expect(w.data.outcome).toBe("timeout");
+	// Said in the result too (CONTRACT.md "Trust round three"), not only in the note.
+	expect(w.data.machine_state).toBe("offline");
+	expect(w.data.reason).toContain("demo");
 	const match =
 		/Timed out waiting while machine "demo" is offline since (\S+) \(\d+ s ago\): (.+)\. The run may still be going there/.exec(
 			w.text,

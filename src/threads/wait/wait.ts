@@ -61,6 +61,9 @@ export type WaitResult = {
 	error: string | null;
 	question: QuestionShape | null;
 	elapsed_s: number;
+	/** A timeout while the thread's machine is not online: its state and why (nothing reaches us). */
+	machine_state?: string;
+	reason?: string | null;
 } & RunFailure;
 
 /** A wait result plus a line for the caller that is not part of the result's shape. */
@@ -248,7 +251,11 @@ export function timeoutReport(
 	elapsedS: number,
 ): WaitResult {
 	const shell = first.entry.machine.thread(first.threadId);
+	const status = first.entry.machine.status();
 	return {
+		...(status.state === "online"
+			? {}
+			: { machine_state: status.state, reason: status.reason }),
 		thread_id: first.threadId,
 		outcome: "timeout",
 		run_id:

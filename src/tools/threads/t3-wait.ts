@@ -33,6 +33,9 @@ export const waitOutputSchema = z.object({
 	question: questionSchema,
 	...failureFields,
 	elapsed_s: z.number(),
+	/** On a timeout while the thread's machine is not online: its state and why. */
+	machine_state: z.string().optional(),
+	reason: z.string().nullable().optional(),
 });
 
 export const t3Wait = defineTool({
