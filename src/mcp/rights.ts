@@ -96,38 +96,59 @@ export function auditRow(
 }
 
 /**
- * For a client that may not approve: every approval question in a result shows
- * `answerable: false` with a reason saying an approver must answer (the question stays
- * pending for one). Results of approvers pass untouched.
+ * The questions a client may not answer, by kind, with the reason it is told (CONTRACT.md
+ * "Trust round three"): approvals without the approve right, `user_input` questions at
+ * read-only. Empty for a client that may answer every kind.
  */
-/** Whether an answerable approval is anywhere in the value (no copy made). */
-function holdsAnswerableApproval(value: unknown): boolean {
-	if (Array.isArray(value)) return value.some(holdsAnswerableApproval);
+function closedKinds(client: ClientConfig): Map<string, string> {
+	const closed = new Map<string, string>();
+	if (!client.approve)
+		closed.set(
+			"approval",
+			`An approval: client "${client.name}" may not answer it (it lacks the approve right). An approver client must answer it with t3_answer decision, or a person in T3.`,
+		);
+	if (client.access === "read-only")
+		closed.set(
+			"user_input",
+			`A question: client "${client.name}" may not answer it (access read-only). A client above read-only must answer it with t3_answer answers, or a person in T3.`,
+		);
+	return closed;
+}
+
+/** Whether an answerable question of a closed kind is anywhere in the value (no copy made). */
+function holdsClosed(value: unknown, closed: Map<string, string>): boolean {
+	if (Array.isArray(value)) return value.some((v) => holdsClosed(v, closed));
 	if (value === null || typeof value !== "object") return false;
 	const record = value as Record<string, unknown>;
-	if (record.kind === "approval" && record.answerable === true) return true;
-	for (const key in record)
-		if (holdsAnswerableApproval(record[key])) return true;
+	if (record.answerable === true && closed.has(String(record.kind)))
+		return true;
+	for (const key in record) if (holdsClosed(record[key], closed)) return true;
 	return false;
 }
 
+/**
+ * Every question in a result that the client may not answer shows `answerable: false` with a
+ * reason saying who must answer (the question stays pending for them). Other results pass
+ * untouched.
+ */
 export function forClient(
 	client: ClientConfig,
 	result: CallToolResult,
 ): CallToolResult {
-	if (client.approve || !result.structuredContent) return result;
-	// Looked for before anything is copied: most results hold no answerable approval, and a
-	// copy of a 500-row answer at every call was garbage for nothing.
-	if (!holdsAnswerableApproval(result.structuredContent)) return result;
+	const closed = closedKinds(client);
+	if (closed.size === 0 || !result.structuredContent) return result;
+	// Looked for before anything is copied: most results hold no such question, and a copy of
+	// a 500-row answer at every call was garbage for nothing.
+	if (!holdsClosed(result.structuredContent, closed)) return result;
 	let changed = false;
-	const reason = `An approval: client "${client.name}" may not answer it (it lacks the approve right). An approver client must answer it with t3_answer decision, or a person in T3.`;
 	const walk = (value: unknown): unknown => {
 		if (Array.isArray(value)) return value.map(walk);
 		if (value === null || typeof value !== "object") return value;
 		const record = value as Record<string, unknown>;
 		const out: Record<string, unknown> = {};
 		for (const [key, v] of Object.entries(record)) out[key] = walk(v);
-		if (record.kind === "approval" && record.answerable === true) {
+		const reason = closed.get(String(record.kind));
+		if (record.answerable === true && reason !== undefined) {
 			out.answerable = false;
 			out.reason = reason;
 			changed = true;

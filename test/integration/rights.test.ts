@@ -506,3 +506,34 @@ describe("audit", () => {
 		);
 	});
 });
+
+describe("questions a client may not answer", () => {
+	test("a read-only client sees a user_input question as not answerable, saying who may", async () => {
+		const asked = await callTool<{ thread_id: string }>(
+			as.ops as Client,
+			"t3_dispatch",
+			{
+				machine: "demo",
+				project: "web",
+				prompt: "ask me which color",
+				runtime_mode: "approval-required",
+			},
+		);
+		type Seen = { question: { answerable: boolean; reason: string } | null };
+		const seen = async (who: Client) =>
+			(
+				await callTool<Seen>(who, "t3_wait", {
+					thread_id: asked.data.thread_id,
+					timeout: 20,
+				})
+			).data.question;
+		const reader = await seen(as.reader as Client);
+		expect(reader?.answerable).toBe(false);
+		expect(reader?.reason).toContain("read-only");
+		expect((await seen(as.agent as Client))?.answerable).toBe(true);
+		expect((await seen(as.human as Client))?.answerable).toBe(false);
+		await callTool(as.ops as Client, "t3_interrupt", {
+			thread_id: asked.data.thread_id,
+		});
+	});
+});
