@@ -1,7 +1,10 @@
 /**
  * `t3code-mcp audit [--since DURATION|ISO] [--client NAME] [--thread ID] [--json]`: the audit
  * of the state file, newest first (CONTRACT.md "Clients and rights"): a table, or one JSON
- * object a line. Reads the file read-only, so it works beside a running server.
+ * object a line. Reads the file read-only, so it works beside a running server. Every value in
+ * the table comes from a caller (ids, keys, a refused call's arguments): control and bidi
+ * characters are shown escaped and long values cut (util/terminal-safe.ts), so no value can
+ * print a line of its own or reorder one (CONTRACT.md "Trust round three").
  */
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
@@ -11,6 +14,7 @@ import {
 	type AuditRow,
 	createAuditStore,
 } from "../store/audit.ts";
+import { terminalSafe } from "../util/terminal-safe.ts";
 import { hasFlag, type ParsedArgs, UsageError } from "./args.ts";
 import { AUDIT_ARGS } from "./check-args.ts";
 import { EXIT } from "./help.ts";
@@ -101,6 +105,8 @@ const COLUMNS = [
 	"client",
 	"tool",
 	"result",
+	"detail",
+	"via",
 	"machine",
 	"thread_id",
 	"run_id",
@@ -108,11 +114,18 @@ const COLUMNS = [
 	"idempotency_key",
 ] as const;
 
+/** The widest a value is printed; longer ones end in `…` (`--json` has them whole). */
+const MAX_CELL = 40;
+
 function renderTable(rows: AuditRow[]): string {
 	if (rows.length === 0) return "no audit rows\n";
 	const cells = rows.map((r) =>
 		COLUMNS.map((c) =>
-			c === "at" ? new Date(r.at).toISOString() : String(r[c] ?? "-"),
+			c === "at"
+				? new Date(r.at).toISOString()
+				: r[c] === null
+					? "-"
+					: terminalSafe(String(r[c]), MAX_CELL),
 		),
 	);
 	const widths = COLUMNS.map((c, i) =>

@@ -98,11 +98,17 @@ export async function runStdio(env: Env = process.env): Promise<number> {
 				),
 		},
 	);
-	const handle = serveStdio((ctx) => buildServer(services, ctx.era, client), {
-		transport,
-		onerror: (error) =>
-			log.warn("mcp stdio transport error", { error: error.message }),
-	});
+	// One server for the session: every tool registered, the listing filtered to the client's
+	// level, and a call above it the same audited `capability_denied` tool error as over HTTP.
+	const handle = serveStdio(
+		(ctx) =>
+			buildServer(services, ctx.era, client, undefined, undefined, "stdio"),
+		{
+			transport,
+			onerror: (error) =>
+				log.warn("mcp stdio transport error", { error: error.message }),
+		},
+	);
 	log.info("serving MCP on stdio", {
 		machines: config.machines.map((m) => m.name),
 		config: config.file,

@@ -69,11 +69,19 @@ export function createApp(
 	app.post("/outbox/replay", callerGuard(callerOf, operator), (c) =>
 		c.json({ replayed: services.events.replayDead() }),
 	);
-	app.get("/metrics", (c) =>
-		c.text(metricsText(services), 200, {
+	// Every client's call counts and every machine: for full-access clients only (CONTRACT.md
+	// "Trust round three"); another known client is told why (403), not taken for a stranger.
+	app.get("/metrics", (c) => {
+		const client = c.get("client");
+		if (!operator(client))
+			return c.text(
+				`/metrics needs a full-access client; client "${client.name}" has access ${client.access}.\n`,
+				403,
+			);
+		return c.text(metricsText(services), 200, {
 			"content-type": "text/plain; version=0.0.4",
-		}),
-	);
+		});
+	});
 	app.post("/mcp", async (c) => {
 		const body = await readMcpBody(
 			c.req.raw,

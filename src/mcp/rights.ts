@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ClientConfig } from "../config/types.ts";
 import { atLeast, toolNeeds, WATCH_WRITE_LEVEL } from "../rights/levels.ts";
 import { RightsError, whoIs } from "../rights/refusal.ts";
-import type { AuditRow } from "../store/audit.ts";
+import type { AuditRow, AuditVia } from "../store/audit.ts";
 
 const CHANGES = new Set([
 	"t3_dispatch",
@@ -61,6 +61,14 @@ export function refusal(
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
+/** What the audit names of the call itself: an approval's decision, a `t3_manage` action. */
+const detailOf = (tool: string, args: Args): string | null =>
+	tool === "t3_answer"
+		? str(args.decision)
+		: tool === "t3_manage"
+			? str(args.action)
+			: null;
+
 /** The audit row of a finished call: where from its arguments and result, never their texts. */
 export function auditRow(
 	client: ClientConfig,
@@ -68,6 +76,7 @@ export function auditRow(
 	args: Args,
 	outcome: { result: CallToolResult } | { code: string },
 	at: number,
+	via: AuditVia,
 ): AuditRow {
 	const data =
 		"result" in outcome
@@ -92,6 +101,8 @@ export function auditRow(
 					? "error"
 					: "ok",
 		idempotency_key: str(args.idempotency_key) ?? str(args.request_id),
+		detail: detailOf(tool, args),
+		via,
 	};
 }
 

@@ -5,6 +5,7 @@
  */
 import {
 	type CallToolResult,
+	type ListToolsResult,
 	McpServer,
 	type RegisteredTool,
 	type ServerContext,
@@ -14,6 +15,7 @@ import type { ClientConfig } from "../config/types.ts";
 import { servicesForClient } from "../rights/for-client.ts";
 import { RightsError } from "../rights/refusal.ts";
 import type { Services } from "../services.ts";
+import type { AuditVia } from "../store/audit.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { ThreadError } from "../threads/errors.ts";
 import { tools } from "../tools/index.ts";
@@ -29,8 +31,10 @@ const SERVER_NAME = "t3code-mcp";
 
 /**
  * `client`: the caller (its rights and reach); `method`: the JSON-RPC method of the request
- * when known. A client sees in `tools/list` only the tools its level allows; a call to another
- * still reaches our handler, which refuses it naming the level it needs.
+ * when known; `via`: how the calls come, for the audit. A client sees in `tools/list` only the
+ * tools its level allows; a call to another still reaches our handler, which refuses it naming
+ * the level it needs (`capability_denied`), over HTTP and over stdio alike (one instance there
+ * serves every request, so tools are hidden from the listing, never disabled).
  */
 export function buildServer(
 	base: Services,
@@ -39,6 +43,7 @@ export function buildServer(
 	method?: string,
 	/** A `tools/call`'s tool: the only one registered (a call reaches no other). */
 	toolName?: string,
+	via: AuditVia = "mcp",
 ): McpServer {
 	const services = servicesForClient(base, client);
 	const server = new McpServer(
@@ -57,14 +62,40 @@ export function buildServer(
 	const registered = new Map(
 		(called ? [called] : tools).map((tool) => [
 			tool.name,
-			register(server, tool, services, era, client),
+			register(server, tool, services, era, client, via),
 		]),
 	);
-	if (method !== "tools/call")
-		for (const [name, tool] of registered)
-			if (!mayList(client, name)) tool.disable();
+	if (method !== "tools/call") listOnlyMayList(server, client);
 	installTasks(server, services, era, registered);
 	return server;
+}
+
+/**
+ * `tools/list` shows the client only the tools it may call. The SDK lists the enabled tools and
+ * answers a call of a disabled one with a protocol error (-32602) before our handler runs, so
+ * nothing is disabled: its listing is filtered instead, and every call reaches the rights check
+ * and the audit.
+ */
+function listOnlyMayList(server: McpServer, client: ClientConfig): void {
+	// A full-access client may call every tool: nothing to filter.
+	if (tools.every((tool) => mayList(client, tool.name))) return;
+	const sdk = server.server as unknown as {
+		_getRequestHandler?: (
+			method: string,
+		) => ((request: unknown, ctx: unknown) => Promise<unknown>) | undefined;
+	};
+	const list = sdk._getRequestHandler?.call(server.server, "tools/list");
+	if (!list)
+		throw new Error(
+			"@modelcontextprotocol/server changed: Protocol._getRequestHandler is gone (src/mcp/server.ts)",
+		);
+	server.server.setRequestHandler("tools/list", async (request, ctx) => {
+		const listed = (await list(request, ctx)) as ListToolsResult;
+		return {
+			...listed,
+			tools: listed.tools.filter((tool) => mayList(client, tool.name)),
+		};
+	});
 }
 
 /**
@@ -94,6 +125,7 @@ function register(
 	services: Services,
 	era: "modern" | "legacy",
 	client: ClientConfig,
+	via: AuditVia,
 ): RegisteredTool {
 	return server.registerTool(
 		tool.name,
@@ -118,6 +150,7 @@ function register(
 					given,
 					outcome,
 					services.threadDeps.now(),
+					via,
 				);
 				if (audited) services.audit.record(row);
 				services.metrics.toolCall(client.name, tool.name, row.result);

@@ -92,6 +92,23 @@ function addClients(db: Db): void {
 	CREATE INDEX IF NOT EXISTS audit_by_at ON audit(at);`);
 }
 
+/**
+ * Audit rows say how the call came (`via`: mcp, stdio, console, link) and, for an approval
+ * decision or a `t3_manage` action, which (`detail`) (CONTRACT.md "Trust round three"). Rows
+ * written before keep null in both: how they came was not recorded.
+ */
+function addAuditDetail(db: Db): void {
+	const columns = new Set(
+		db
+			.query<{ name: string }, []>("PRAGMA table_info(audit)")
+			.all()
+			.map((c) => c.name),
+	);
+	if (!columns.has("detail"))
+		db.exec("ALTER TABLE audit ADD COLUMN detail TEXT");
+	if (!columns.has("via")) db.exec("ALTER TABLE audit ADD COLUMN via TEXT");
+}
+
 /** Numbered steps: SQL, or code for what SQL cannot do. `user_version` records the last run. */
 const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	`CREATE TABLE threads (
@@ -201,10 +218,13 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	addClients,
 	// t3_threads asks which machines have vanished threads on every listing: only those rows.
 	"CREATE INDEX IF NOT EXISTS threads_missing_by_machine ON threads(machine) WHERE watched = 0 AND last_status = 'missing';",
+	addAuditDetail,
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */
 export const MASK_MIGRATION = MIGRATIONS.indexOf(maskStoredText);
+/** The migration that gives audit rows `detail` and `via` (files before it hold ≤ this). */
+export const AUDIT_DETAIL_MIGRATION = MIGRATIONS.indexOf(addAuditDetail);
 
 export type Db = Database;
 

@@ -1,7 +1,9 @@
 /**
  * `stdio` as a named client (CONTRACT.md "Clients and rights"): `T3CODE_MCP_CLIENT` picks the
  * `[clients.<name>]` whose rights and reach the local session has; no token is needed. An
- * unknown name is a configuration error naming the clients there are.
+ * unknown name is a configuration error naming the clients there are. A call above its level is
+ * the `capability_denied` tool error HTTP gives, audited with via "stdio" (CONTRACT.md "Trust
+ * round three").
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -51,7 +53,7 @@ const env = (client: string) => ({
 	T3CODE_MCP_LOG_LEVEL: "error",
 });
 
-test("stdio as T3CODE_MCP_CLIENT=reader lists only the read tools and cannot dispatch", async () => {
+test("stdio as T3CODE_MCP_CLIENT=reader lists only the read tools; a call above its level is capability_denied, audited via stdio", async () => {
 	const client = new Client({ name: "stdio-client-test", version: "1.0.0" });
 	await client.connect(
 		new StdioClientTransport({
@@ -70,15 +72,54 @@ test("stdio as T3CODE_MCP_CLIENT=reader lists only the read tools and cannot dis
 			"t3_machines",
 		);
 		expect(data.client.name).toBe("reader");
-		await expect(
-			client.callTool({
-				name: "t3_dispatch",
-				arguments: { machine: "demo", project: "demo", prompt: "hi" },
-			}),
-		).rejects.toThrow("t3_dispatch");
+		const before = sim.threadIds().length;
+		const dispatch = await callTool(client, "t3_dispatch", {
+			machine: "demo",
+			project: "demo",
+			prompt: "hi",
+			idempotency_key: "stdio-key-1",
+		});
+		expect(dispatch.isError).toBe(true);
+		expect(dispatch.text).toStartWith("capability_denied:");
+		expect(dispatch.text).toContain('client "reader" (access read-only)');
+		const remove = await callTool(client, "t3_delete", { thread_id: "t_1" });
+		expect(remove.isError).toBe(true);
+		expect(remove.text).toStartWith("capability_denied:");
+		expect(remove.text).toContain("full-access");
+		expect(sim.threadIds().length).toBe(before);
 	} finally {
 		await client.close();
 	}
+	const audit = Bun.spawnSync(
+		[process.execPath, ENTRY, "audit", "--json", "--client", "reader"],
+		{ env: env("reader") },
+	);
+	expect(audit.exitCode, audit.stderr.toString()).toBe(0);
+	const rows = audit.stdout
+		.toString()
+		.trim()
+		.split("\n")
+		.map((l) => JSON.parse(l) as Record<string, unknown>);
+	expect(rows).toContainEqual(
+		expect.objectContaining({
+			client: "reader",
+			tool: "t3_dispatch",
+			result: "capability_denied",
+			idempotency_key: "stdio-key-1",
+			via: "stdio",
+			detail: null,
+		}),
+	);
+	expect(rows).toContainEqual(
+		expect.objectContaining({
+			tool: "t3_delete",
+			thread_id: "t_1",
+			result: "capability_denied",
+			via: "stdio",
+		}),
+	);
+	// t3_machines is not audited.
+	expect(rows.some((r) => r.tool === "t3_machines")).toBe(false);
 });
 
 test("an unknown T3CODE_MCP_CLIENT is a configuration error naming the clients", () => {
