@@ -31,6 +31,9 @@ export function createDispatchStore(db: Db) {
 	const latest = db.query<DispatchRecord, { id: string }>(
 		"SELECT * FROM dispatches WHERE thread_id = $id ORDER BY created_at DESC, rowid DESC LIMIT 1",
 	);
+	const launch = db.query<DispatchRecord, { id: string }>(
+		"SELECT * FROM dispatches WHERE thread_id = $id AND kind = 'launch' LIMIT 1",
+	);
 	const byRun = db.query<DispatchRecord, { id: string }>(
 		"SELECT * FROM dispatches WHERE run_id = $id LIMIT 1",
 	);
@@ -50,6 +53,9 @@ export function createDispatchStore(db: Db) {
 			byCommand.get({ id }) ?? undefined,
 		latestForThread: (id: string): DispatchRecord | undefined =>
 			latest.get({ id }) ?? undefined,
+		/** The launch this connector sent for the thread, if it launched it. */
+		launchOf: (id: string): DispatchRecord | undefined =>
+			launch.get({ id }) ?? undefined,
 		byRunId: (id: string): DispatchRecord | undefined =>
 			byRun.get({ id }) ?? undefined,
 		byMessageId: (id: string): DispatchRecord | undefined =>

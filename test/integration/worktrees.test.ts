@@ -289,6 +289,19 @@ describe("worktrees", () => {
 		});
 		await wait(named.thread_id);
 		expect((await read(named.thread_id)).branch).toBe("docs/readme");
+		// So is a caller's name of T3's temporary shape: only the connector's own is temporary.
+		const lookalike = await dispatch({
+			prompt: "say hello",
+			workspace: "worktree",
+			branch: "t3code/deadbeef",
+		});
+		expect(lookalike).toMatchObject({
+			branch: "t3code/deadbeef",
+			branch_temporary: false,
+		});
+		await wait(lookalike.thread_id);
+		// T3 renames any name of that shape after the turn; it was never ours to call temporary.
+		expect((await read(lookalike.thread_id)).branch_temporary).toBe(false);
 	});
 
 	test("bad ref names, unknown worktrees and misplaced arguments are refused by name, nothing sent", async () => {

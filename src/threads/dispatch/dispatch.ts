@@ -88,13 +88,14 @@ export async function dispatch(
 	checkPrompt(args.prompt);
 	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
-	if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
-		return reuse(deps, args, keyed, origin);
-	// A replay above starts nothing new; anything else may add a busy thread: its slot is
-	// taken now, before the first await, so calls sent at once cannot all pass the cap.
-	const held = takeSlot(deps, args);
-	const own = held ? { ...deps, slot: held.slot } : deps;
+	let held: ReturnType<typeof takeSlot>;
 	try {
+		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
+			return await reuse(deps, args, keyed, origin);
+		// A replay above starts nothing new; anything else may add a busy thread: its slot is
+		// taken now, before the first await, so calls sent at once cannot all pass the cap.
+		held = takeSlot(deps, args);
+		const own = held ? { ...deps, slot: held.slot } : deps;
 		const result = await route(own, args, origin, keyed?.key);
 		held?.slot.sent();
 		return result;

@@ -11,7 +11,7 @@ import { projectRef } from "../shapes.ts";
 import { deliveredAs } from "./delivered-as.ts";
 import type { DispatchResult } from "./dispatch.ts";
 import { forkedFrom } from "./fork.ts";
-import { isTemporaryBranch, placeShape } from "./workspace.ts";
+import { chosenTemporary, placeShape } from "./workspace.ts";
 
 export function finish(
 	deps: ThreadDeps,
@@ -52,7 +52,14 @@ export function finish(
 			before,
 		),
 		...place,
-		branch_temporary: isTemporaryBranch(place.branch),
+		branch_temporary: chosenTemporary(
+			place.branch,
+			record.thread_id,
+			(record.kind === "launch"
+				? record
+				: deps.dispatches.launchOf(record.thread_id)
+			)?.payload,
+		),
 		forked_from: forkedFrom(projection.thread),
 	};
 }

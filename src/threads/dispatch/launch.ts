@@ -41,11 +41,12 @@ export async function launch(
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
 	const project = resolveProject(deps, entry, args.project);
+	const threadId = deps.newId();
 	const workspaceStrategy = strategyFor(
 		args,
 		project,
 		entry.machine.threads(),
-		deps.newId,
+		threadId,
 	);
 	const modelSelection = await checkSelection(
 		deps,
@@ -58,7 +59,6 @@ export async function launch(
 			`model: no model to use on machine "${entry.config.name}": pass model ("<providerInstance>/<model>") or set model in its config.`,
 		);
 	}
-	const threadId = deps.newId();
 	const messageId = deps.newId();
 	// Without a title T3 generates one from the prompt where it can; the prefix stays meanwhile
 	// (and on a server that ignores generateTitle).

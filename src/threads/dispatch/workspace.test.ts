@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ProjectShell, ThreadShell } from "../../t3/model.ts";
 import {
+	chosenTemporary,
 	defaultWorkspace,
 	isTemporaryBranch,
 	knownWorktrees,
@@ -72,12 +73,7 @@ describe("workspaceStrategy", () => {
 		expect(defaultWorkspace(wt)).toBe("worktree");
 		// Without a branch: a temporary t3code/<8 hex> name, as T3's app sends (T3 renames it).
 		expect(
-			workspaceStrategy(
-				{},
-				wt,
-				[],
-				() => "0A1B2C3D-4e5f-6789-abcd-ef0123456789",
-			),
+			workspaceStrategy({}, wt, [], "0A1B2C3D-4e5f-6789-abcd-ef0123456789"),
 		).toEqual({
 			type: "worktree",
 			baseRef: "HEAD",
@@ -95,8 +91,10 @@ describe("workspaceStrategy", () => {
 		const made = workspaceStrategy({ workspace: "worktree" }, project, []);
 		expect(made.branch).toEqual(expect.stringMatching(/^t3code\/[0-9a-f]{8}$/));
 		expect(isTemporaryBranch(made.branch as string)).toBe(true);
-		// An id with too few hex digits still gives 8.
+		// An id with too few hex digits still gives 8, the same each time.
 		expect(temporaryBranchName("id-1")).toMatch(/^t3code\/[0-9a-f]{8}$/);
+		expect(temporaryBranchName("id-1")).toBe(temporaryBranchName("id-1"));
+		expect(temporaryBranchName("id-1")).not.toBe(temporaryBranchName("id-2"));
 		for (const name of ["t3code/abcdef12", " T3CODE/ABCDEF12 "])
 			expect([name, isTemporaryBranch(name)]).toEqual([name, true]);
 		for (const name of [
@@ -108,6 +106,20 @@ describe("workspaceStrategy", () => {
 		])
 			expect([name, isTemporaryBranch(name)]).toEqual([name, false]);
 		expect(isTemporaryBranch(null)).toBe(false);
+	});
+	test("branch_temporary: only the name the connector chose at the launch", () => {
+		const id = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
+		const launch = (branch: string) =>
+			JSON.stringify({ workspaceStrategy: { type: "worktree", branch } });
+		const chosen = temporaryBranchName(id);
+		expect(chosenTemporary(chosen, id, launch(chosen))).toBe(true);
+		// T3 renamed it: final.
+		expect(chosenTemporary("feature/login", id, launch(chosen))).toBe(false);
+		// A caller's own temporary-looking name, or a thread this connector did not launch.
+		expect(
+			chosenTemporary("t3code/deadbeef", id, launch("t3code/deadbeef")),
+		).toBe(false);
+		expect(chosenTemporary(chosen, id, undefined)).toBe(false);
 	});
 	test("an existing worktree only where a thread of the project reports it", () => {
 		const threads = [

@@ -41,12 +41,37 @@ export function isTemporaryBranch(branch: string | null): boolean {
 	);
 }
 
-/** A temporary branch name as T3's app makes one: `t3code/` and 8 lowercase hex digits of an id. */
+/**
+ * `branch_temporary` (CONTRACT.md "Trust round three"): the thread's branch is still the
+ * temporary name the connector chose at its launch. A caller's own `t3code/deadbeef` is final to
+ * that caller, and so is a name another client chose; the connector's name is made from the
+ * thread's id, which no caller knows before the launch, and recorded in the launch command.
+ */
+export function chosenTemporary(
+	branch: string | null,
+	threadId: string,
+	launchPayload: string | undefined,
+): boolean {
+	if (branch === null || launchPayload === undefined) return false;
+	if (!isTemporaryBranch(branch)) return false;
+	const chosen = temporaryBranchName(threadId);
+	const launched = (
+		JSON.parse(launchPayload) as { workspaceStrategy?: { branch?: unknown } }
+	).workspaceStrategy?.branch;
+	return launched === chosen && branch.trim().toLowerCase() === chosen;
+}
+
+/**
+ * A temporary branch name as T3's app makes one: `t3code/` and 8 lowercase hex digits of an id
+ * (of its hash when the id has fewer), always the same for the same id.
+ */
 export function temporaryBranchName(id: string): string {
 	const hex = id.toLowerCase().replace(/[^0-9a-f]/g, "");
-	const token =
-		hex.length >= 8 ? hex.slice(0, 8) : crypto.randomUUID().slice(0, 8);
-	return `t3code/${token}`;
+	if (hex.length >= 8) return `t3code/${hex.slice(0, 8)}`;
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < id.length; i++)
+		hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+	return `t3code/${(hash >>> 0).toString(16).padStart(8, "0")}`;
 }
 
 /** Why `name` is not a valid git ref name (git check-ref-format), or null. */
@@ -116,14 +141,15 @@ export function knownWorktrees(
 
 /**
  * The `workspaceStrategy` a new thread launches with. A new worktree starts from `base_ref`,
- * default `HEAD` (the project's current branch), on `branch`, else on a temporary name (`newId`
- * supplies its hex) that T3 renames after the launch, as it does for its own app.
+ * default `HEAD` (the project's current branch), on `branch`, else on a temporary name made from
+ * the new thread's id (so it is known later as the one the connector chose: `chosenTemporary`)
+ * that T3 renames after the launch, as it does for its own app.
  */
 export function workspaceStrategy(
 	args: WorkspaceArgs,
 	project: ProjectShell,
 	threads: readonly ThreadShell[],
-	newId: () => string = () => crypto.randomUUID(),
+	threadId: string = crypto.randomUUID(),
 ): Record<string, unknown> {
 	checkRef("base_ref", args.base_ref);
 	checkRef("branch", args.branch);
@@ -157,7 +183,7 @@ export function workspaceStrategy(
 	return {
 		type: "worktree",
 		baseRef: args.base_ref ?? "HEAD",
-		branch: args.branch ?? temporaryBranchName(newId()),
+		branch: args.branch ?? temporaryBranchName(threadId),
 	};
 }
 

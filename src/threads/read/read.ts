@@ -18,7 +18,7 @@ import { NO_FAILURE, runFailure } from "../../t3/derive/run-failure.ts";
 import { projectionBackgroundTasks } from "../../t3/derive/stop-target.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
-import { isTemporaryBranch, placeShape } from "../dispatch/workspace.ts";
+import { chosenTemporary, placeShape } from "../dispatch/workspace.ts";
 import { locateThread, readDetail } from "../locate.ts";
 import { appUrl, projectRef, questionShape } from "../shapes.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
@@ -122,7 +122,11 @@ export async function readThread(
 			}),
 		),
 		...place,
-		branch_temporary: isTemporaryBranch(place.branch),
+		branch_temporary: chosenTemporary(
+			place.branch,
+			threadId,
+			deps.dispatches.launchOf(threadId)?.payload,
+		),
 		forked_from: origin,
 		// T3 keeps a fork's inherited conversation out of its runs (fork-origin.ts).
 		inherited: origin
