@@ -104,6 +104,31 @@ export async function probeMachine(
 	machine: MachineConfig,
 	options: ProbeOptions = {},
 ): Promise<MachineReport> {
+	return (await probeMachineShell(machine, options)).report;
+}
+
+/**
+ * `probeMachine`, and the projects its `projects` allow when its shell could be read (the
+ * machine is online for `check`'s client lines); undefined when it could not.
+ */
+export async function probeMachineShell(
+	machine: MachineConfig,
+	options: ProbeOptions = {},
+): Promise<{ report: MachineReport; projects: ProjectShell[] | undefined }> {
+	const { report, projects } = await probe(machine, options);
+	if (projects === undefined) return { report, projects };
+	try {
+		const allows = compileProjectMatcher(machine.projects);
+		return { report, projects: projects.filter((p) => allows(p)) };
+	} catch {
+		return { report, projects: [] };
+	}
+}
+
+async function probe(
+	machine: MachineConfig,
+	options: ProbeOptions,
+): Promise<{ report: MachineReport; projects?: ProjectShell[] }> {
 	const checks: CheckResult[] = [];
 	const report: MachineReport = {
 		name: machine.name,
@@ -171,7 +196,7 @@ export async function probeMachine(
 			fix: `start T3 Code on that machine, or correct url in [machines.${machine.name}] (the server origin, e.g. http://100.64.0.5:3773), and check that this host can reach it (firewall, tailnet)`,
 		});
 		checks.push(...tokenChecks);
-		return report;
+		return { report };
 	}
 
 	const protocol = descriptor.orchestrationProtocolVersion;
@@ -186,7 +211,7 @@ export async function probeMachine(
 					: UPGRADE_FIX,
 		});
 		checks.push(...tokenChecks);
-		return report;
+		return { report };
 	}
 	checks.push({
 		name: "orchestration protocol 2",
@@ -195,7 +220,7 @@ export async function probeMachine(
 	});
 
 	checks.push(...tokenChecks);
-	if (!tokenPresent) return report;
+	if (!tokenPresent) return { report };
 
 	try {
 		const session = await http.authSession();
@@ -206,7 +231,7 @@ export async function probeMachine(
 				detail: `the server did not accept the token in ${tokenSource(machine)} (expired, revoked or for another server)`,
 				fix: tokenFix(machine),
 			});
-			return report;
+			return { report };
 		}
 		checks.push({
 			name: "authenticated",
@@ -241,7 +266,7 @@ export async function probeMachine(
 			detail: message(err),
 			fix: tokenFix(machine),
 		});
-		return report;
+		return { report };
 	}
 
 	let projects: ProjectShell[] | undefined;
@@ -279,7 +304,7 @@ export async function probeMachine(
 	}
 
 	if (projects !== undefined) checks.push(...patternChecks(machine, projects));
-	return report;
+	return { report, projects };
 }
 
 /** One check per pattern: the titles it allows, or ✗ with every visible project listed. */

@@ -16,12 +16,12 @@ import { lockFileOf, probeLock } from "../store/state-lock.ts";
 import { maskCredentials, maskSecrets, urlOrigin } from "../util/redact.ts";
 import { hasFlag, parseArgs, UsageError } from "./args.ts";
 import { CHECK_ARGS } from "./check-args.ts";
-import { clientChecks } from "./check-clients.ts";
+import { clientChecks, type OnlineMachines } from "./check-clients.ts";
 import {
 	type CheckResult,
 	type MachineReport,
 	type ProbeOptions,
-	probeMachine,
+	probeMachineShell,
 } from "./check-machine.ts";
 import { EXIT } from "./help.ts";
 
@@ -185,9 +185,17 @@ export async function runCheck(
 		return EXIT.config;
 	}
 
-	const machines = await Promise.all(
-		config.machines.map((m) => probeMachine(m, deps)),
+	const probed = await Promise.all(
+		config.machines.map((m) => probeMachineShell(m, deps)),
 	);
+	const machines = probed.map((p) => p.report);
+	// Online: its shell could be read; a client's reach is judged on these.
+	const online: OnlineMachines = new Map();
+	for (const [i, p] of probed.entries()) {
+		const name = config.machines[i]?.name;
+		if (name !== undefined && p.projects !== undefined)
+			online.set(name, p.projects);
+	}
 	// Safety net: no detail shows a configured secret, whatever text it quotes.
 	for (const m of machines)
 		for (const c of m.checks) c.detail = maskCredentials(c.detail);
@@ -206,7 +214,7 @@ export async function runCheck(
 		...(lockCheck ? [lockCheck] : []),
 		hookCheck(config.server.hookUrl),
 		...(openCheck ? [openCheck] : []),
-		...clientChecks(config),
+		...(await clientChecks(config, online)),
 	];
 	const ok =
 		configChecks.every((c) => c.ok) &&

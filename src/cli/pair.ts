@@ -4,7 +4,8 @@
  * Order matters: protocol 2 is checked and the token file's place made ready before the
  * single-use credential is sent, and the token is verified (and refused when T3 says it has
  * already expired) before it is written. Neither the link nor the token is ever printed; every
- * refusal says what to do next.
+ * refusal says what to do next. No answer is read past 64 KiB, and a token that expires within 7
+ * days is saved with a ⚠.
  */
 import {
 	accessSync,
@@ -22,9 +23,15 @@ import { parseHttpOrigin } from "../config/values.ts";
 import { createT3Http, type FetchLike } from "../t3/connect/http.ts";
 import { exchangePairingCredential } from "../t3/connect/token-exchange.ts";
 import { sessionExpiry } from "../t3/connect/token-expiry.ts";
+import { cappedFetch } from "../util/capped-fetch.ts";
 import { maskSecrets, registerSecrets } from "../util/redact.ts";
 import { type ArgSpec, flagValue, parseArgs, UsageError } from "./args.ts";
-import { OPERATE_SCOPE, READ_SCOPE, TOKEN_COMMAND } from "./check-machine.ts";
+import {
+	EXPIRY_WARNING_MS,
+	OPERATE_SCOPE,
+	READ_SCOPE,
+	TOKEN_COMMAND,
+} from "./check-machine.ts";
 import { EXIT, HELP } from "./help.ts";
 import { machineNameFrom, parsePairingLink } from "./pairing-link.ts";
 
@@ -37,6 +44,8 @@ export const MINT_LINK_COMMAND =
 const MINT_NEW_LINK = `mint a new link on the T3 machine (\`${MINT_LINK_COMMAND}\`, or the app's "pair a device") and run pair again`;
 
 const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+/** No answer pair reads is bigger: a descriptor, a token, a session are a few hundred bytes. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
 const SCOPES = [READ_SCOPE, OPERATE_SCOPE];
 
 export interface PairDeps {
@@ -106,6 +115,14 @@ export function defaultTokenFile(
 }
 
 class Refusal extends Error {}
+
+/** "in about 3 days", "in about 1 day", "in less than a day" (pairing took a moment). */
+function inDays(ms: number): string {
+	const days = Math.round(ms / (24 * 3600 * 1000));
+	return ms >= 24 * 3600 * 1000
+		? `in about ${days} day${days === 1 ? "" : "s"}`
+		: "in less than a day";
+}
 
 export async function runPair(
 	argv: readonly string[],
@@ -182,13 +199,13 @@ async function pair(
 	},
 ): Promise<string> {
 	const timeoutMs = ctx.timeoutMs ?? 15_000;
+	// Every answer read to 64 KiB at most: a huge one is cut, never buffered whole.
+	const fetch = cappedFetch(
+		ctx.fetch ?? ((url, init) => globalThis.fetch(url, init)),
+		MAX_ANSWER_BYTES,
+	);
 	const http = (token?: string) =>
-		createT3Http({
-			url: base,
-			token,
-			timeoutMs,
-			...(ctx.fetch ? { fetch: ctx.fetch } : {}),
-		});
+		createT3Http({ url: base, token, timeoutMs, fetch });
 	const unused = "The link was not used: it still works.";
 
 	// 1. Protocol 2, before anything secret is sent.
@@ -239,7 +256,7 @@ async function pair(
 		scopes: SCOPES,
 		clientLabel: "t3code-mcp",
 		timeoutMs,
-		...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+		fetch,
 	});
 	if (!exchange.ok) {
 		const why = {
@@ -316,9 +333,14 @@ async function pair(
 			: pastHere
 				? `it expires at ${expiresAt} by T3's clock, already past by this host's: check the clocks (T3 says it has ${exchange.expiresIn} s left)`
 				: `it expires at ${expiresAt}: pair again before then (\`t3code-mcp check\` warns 7 days ahead)`;
+	const left = expiresAt === null ? null : Date.parse(expiresAt) - Date.now();
+	const soon =
+		left !== null && left > 0 && left <= EXPIRY_WARNING_MS
+			? `⚠ the token expires ${inDays(left)}, within 7 days: it stops working then, with no refresh. Pair again before then, or on the T3 machine issue a longer-lived token with \`${TOKEN_COMMAND}\` and give it to t3code-mcp through token_env or token_file\n`
+			: "";
 	return `✓ ${server} speaks orchestration protocol 2
 ✓ paired: a bearer token with ${READ_SCOPE} and ${OPERATE_SCOPE}, verified; ${expiry}
-✓ token written to ${file} (mode 0600)
+${soon}✓ token written to ${file} (mode 0600)
 
 Add to t3code.toml (when [machines.${machine}] is already there with this token_file, nothing
 to change: the new token is used at the next connect, no restart needed):

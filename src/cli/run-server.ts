@@ -1,4 +1,6 @@
 /** `serve` and `demo`: run the server until SIGINT/SIGTERM, then stop cleanly (exit 0). */
+
+import { DEFAULT_CLIENT } from "../config/clients.ts";
 import type { Env } from "../config/env.ts";
 import {
 	ConfigError,
@@ -90,8 +92,50 @@ export async function runServe(env: Env = process.env): Promise<number> {
 }
 
 /**
+ * Exactly who may call `/mcp` (CONTRACT.md "Trust round three"): with `[clients.*]`, the
+ * clients that have a token, by name (`default` is `T3CODE_MCP_TOKEN`); else the holder of
+ * `T3CODE_MCP_TOKEN`; "open" only when there is neither.
+ */
+export function whoMayCall(
+	config: Pick<AppConfig, "clients"> & {
+		server: Pick<AppConfig["server"], "token">;
+	},
+): { mcp: string; clients: string[] } {
+	if (config.clients.length > 0) {
+		const named = (n: string) =>
+			n === DEFAULT_CLIENT ? `${n} (T3CODE_MCP_TOKEN)` : n;
+		const callers = config.clients
+			.filter((c) => c.token !== undefined)
+			.map((c) => c.name);
+		const tokenless = config.clients
+			.filter((c) => c.token === undefined)
+			.map((c) => c.name);
+		const waiting =
+			tokenless.length > 0
+				? `; without a token, so not yet: ${tokenless.join(", ")}`
+				: "";
+		return {
+			mcp:
+				callers.length > 0
+					? `clients only, each with its own bearer: ${callers.map(named).join(", ")}${waiting}`
+					: `no one: no client has a token yet (${tokenless.join(", ")})`,
+			clients: callers,
+		};
+	}
+	if (config.server.token !== undefined)
+		return {
+			mcp: "T3CODE_MCP_TOKEN needed (client default)",
+			clients: [DEFAULT_CLIENT],
+		};
+	return {
+		mcp: "open to anyone who can reach it (no [clients.*], T3CODE_MCP_TOKEN unset)",
+		clients: [],
+	};
+}
+
+/**
  * The start log, once the port is bound (a start-up error before it is then the only line on
- * stderr): the warnings, then where `/mcp` is and whether it needs a bearer.
+ * stderr): the warnings, then where `/mcp` is and exactly who may call it.
  */
 export function logListening(
 	config: AppConfig,
@@ -103,9 +147,7 @@ export function logListening(
 	if (open) log.warn(open.detail, { fix: open.fix });
 	log.info("listening", {
 		url: server.mcpUrl,
-		mcp: config.server.token
-			? "T3CODE_MCP_TOKEN needed"
-			: "open to anyone who can reach it (T3CODE_MCP_TOKEN unset)",
+		...whoMayCall(config),
 		machines: config.machines.map((m) => m.name),
 		config: config.file,
 		// Its origin only: the path of a webhook URL often holds a secret.

@@ -34,12 +34,12 @@ export async function startServer(
 	},
 ): Promise<RunningServer> {
 	const { bodyTimeoutMs, ...serviceOptions } = options;
-	const services = createServices(config, {
-		version: VERSION,
-		taskShaper: shapeTaskResult,
-		...serviceOptions,
-	});
-	const app = createApp(services, { bodyTimeoutMs });
+	// The port first: a bad address or a port in use is then the only line on stderr, before
+	// anything (the state file, the machines) is opened that could log.
+	let handle: (
+		request: Request,
+		server: Bun.Server<undefined>,
+	) => Response | Promise<Response>;
 	let server: ReturnType<typeof Bun.serve>;
 	try {
 		server = Bun.serve({
@@ -47,12 +47,25 @@ export async function startServer(
 			port: config.server.port,
 			// Long tool calls may be quiet between SSE keep-alives; never let Bun cut them (notes/bun.md §2).
 			idleTimeout: 255,
-			fetch: app.fetch,
+			// Set below in this same turn, so no request is served before it is.
+			fetch: (request, s) => handle(request, s),
 		});
 	} catch (error) {
-		await services.stop(); // releases the state file for whoever starts next
 		throw await listenError(error, config);
 	}
+	let services: Services;
+	try {
+		services = createServices(config, {
+			version: VERSION,
+			taskShaper: shapeTaskResult,
+			...serviceOptions,
+		});
+	} catch (error) {
+		await server.stop(true); // frees the port for whoever starts next
+		throw error;
+	}
+	const app = createApp(services, { bodyTimeoutMs });
+	handle = app.fetch;
 	services.start();
 	const host = config.server.host.includes(":")
 		? `[${config.server.host}]`
@@ -96,6 +109,15 @@ async function listenError(
 	const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
 	const portSetting = `T3CODE_MCP_PORT (or [server] port in ${config.file})`;
 	const hostFix = `set T3CODE_MCP_HOST (or [server] host in ${config.file}) to an address of this machine, such as 127.0.0.1 or 0.0.0.0`;
+	// The address first: Bun may call a bad one's failure "port in use" (beside another listener).
+	if (isIP(host) === 0 && /^[\d.]+$/.test(host))
+		return new StartupError(where, "not a valid IP address", hostFix);
+	if (isIP(host) === 0 && !(await resolves(host)))
+		return new StartupError(
+			where,
+			`the name "${host}" does not resolve to an address`,
+			hostFix,
+		);
 	if (code === "EADDRINUSE")
 		return new StartupError(
 			where,
@@ -110,14 +132,6 @@ async function listenError(
 		);
 	if (code === "EADDRNOTAVAIL")
 		return new StartupError(where, "this machine has no such address", hostFix);
-	if (isIP(host) === 0 && /^[\d.]+$/.test(host))
-		return new StartupError(where, "not a valid IP address", hostFix);
-	if (isIP(host) === 0 && !(await resolves(host)))
-		return new StartupError(
-			where,
-			`the name "${host}" does not resolve to an address`,
-			hostFix,
-		);
 	const detail = error instanceof Error ? error.message : String(error);
 	return new StartupError(where, `cannot listen there (${detail})`, hostFix);
 }

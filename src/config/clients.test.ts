@@ -186,6 +186,77 @@ access = "read-only"
 		);
 	});
 
+	it("a client token equal to a machine's token is refused, naming both and not the token", async () => {
+		const message = await errorOf(
+			`${MAC}\n[clients.agent]\ntoken_env = "AGENT_TOKEN"\naccess = "auto"\n`,
+			{ AGENT_TOKEN, T3_MAC_TOKEN: AGENT_TOKEN },
+		);
+		expect(message).toBe(
+			't3code.toml: clients.agent.token_env: the token in AGENT_TOKEN is the T3 token of machine "mac" (machines.mac); give the client a token of its own (`openssl rand -hex 32`)',
+		);
+		expect(message).not.toContain(AGENT_TOKEN);
+	});
+
+	it("a machine token read from a file counts too, and so does T3CODE_MCP_TOKEN beside clients", async () => {
+		const dir = join(root, `machine-file-${n++}`);
+		await mkdir(dir);
+		await writeFile(join(dir, "mac.token"), `${AGENT_TOKEN}\n`, {
+			mode: 0o600,
+		});
+		await writeFile(
+			join(dir, "t3code.toml"),
+			`[machines.mac]\nurl = "http://127.0.0.1:3773"\ntoken_file = "mac.token"\nprojects = ["*"]\n[clients.agent]\ntoken_env = "AGENT_TOKEN"\naccess = "auto"\n`,
+		);
+		const message = await loadConfig({
+			env: { AGENT_TOKEN: HUMAN_TOKEN, T3CODE_MCP_TOKEN: AGENT_TOKEN },
+			cwd: dir,
+		}).then(
+			() => "loaded",
+			(err: Error) => err.message,
+		);
+		expect(message).toBe(
+			'T3CODE_MCP_TOKEN: the token of client default is the T3 token of machine "mac" (machines.mac); give the client a token of its own (`openssl rand -hex 32`)',
+		);
+	});
+
+	it("a client token holding whitespace or a control character is refused without showing it", async () => {
+		for (const token of [
+			"agent-token 0123456789",
+			"agent-token\t0123456789",
+			"agent-token\u00a00123456789",
+			"agent-token\u001b[0123456789",
+			"agent-token\u007f0123456789",
+		]) {
+			const message = await errorOf(
+				`${MAC}\n[clients.agent]\ntoken_env = "AGENT_TOKEN"\naccess = "auto"\n`,
+				{ AGENT_TOKEN: token },
+			);
+			expect(message).toBe(
+				"t3code.toml: clients.agent.token_env: the token in AGENT_TOKEN holds whitespace or control characters; expected a token without whitespace or control characters (generate one with `openssl rand -hex 32`)",
+			);
+			expect(message).not.toContain("0123456789");
+		}
+	});
+
+	it("a token file's inner whitespace names the file", async () => {
+		const dir = join(root, `space-file-${n++}`);
+		await mkdir(dir);
+		await writeFile(join(dir, "agent.token"), "agent token 0123456789\n", {
+			mode: 0o600,
+		});
+		await writeFile(
+			join(dir, "t3code.toml"),
+			`${MAC}\n[clients.agent]\ntoken_file = "agent.token"\naccess = "auto"\n`,
+		);
+		const message = await loadConfig({ env: {}, cwd: dir }).then(
+			() => "loaded",
+			(err: Error) => err.message,
+		);
+		expect(message).toBe(
+			`t3code.toml: clients.agent.token_file: the token in ${join(dir, "agent.token")} holds whitespace or control characters; expected a token without whitespace or control characters (generate one with \`openssl rand -hex 32\`)`,
+		);
+	});
+
 	it("a bad client name and a bad machine pattern are named", async () => {
 		const message = await errorOf(
 			`${MAC}\n[clients.Agent]\ntoken_env = "AGENT_TOKEN"\naccess = "auto"\n[clients.ok]\ntoken_env = "OK_TOKEN"\naccess = "auto"\nmachines = []\n`,

@@ -9,7 +9,7 @@ import { credentialToken } from "./credentials.ts";
 import { type Env, envValue, MIN_TOKEN_LENGTH } from "./env.ts";
 import type { FileClient } from "./file-schema.ts";
 import { readTokenFile, resolveTokenFile } from "./token-file.ts";
-import type { ClientConfig } from "./types.ts";
+import type { ClientConfig, MachineConfig } from "./types.ts";
 
 /** The client `T3CODE_MCP_TOKEN` names: every right, as the one bearer had before clients. */
 export const DEFAULT_CLIENT = "default";
@@ -41,6 +41,8 @@ export async function readClients(
 	file: string,
 	shown: string,
 	env: Env,
+	/** The machines as loaded: a client's bearer must be none of their tokens. */
+	machines: Pick<MachineConfig, "name" | "token">[] = [],
 ): Promise<{ clients: ClientConfig[]; problems: ConfigProblem[] }> {
 	const problems: ConfigProblem[] = [];
 	const clients: ClientConfig[] = [];
@@ -81,6 +83,11 @@ export async function readClients(
 				expected,
 				message: `the token ${tokenFile === null ? `in ${tokenEnv}` : `in ${tokenFile}`} has ${token.length} characters; expected ${expected} (generate one with \`openssl rand -hex 32\`)`,
 			});
+		else if (token !== undefined) {
+			const where = tokenFile === null ? `in ${tokenEnv}` : `in ${tokenFile}`;
+			const bad = tokenProblem(token, where, machines);
+			if (bad !== undefined) problems.push({ file: shown, key, ...bad });
+		}
 		clients.push({
 			name,
 			tokenEnv,
@@ -93,10 +100,43 @@ export async function readClients(
 			maxActiveRuns: c.max_active_runs ?? null,
 		});
 	}
-	if (clients.length > 0 && serverToken !== undefined)
+	if (clients.length > 0 && serverToken !== undefined) {
 		clients.unshift(fullRights(DEFAULT_CLIENT, serverToken));
+		const bad = tokenProblem(serverToken, "of client default", machines);
+		if (bad !== undefined)
+			problems.push({ file: undefined, key: "T3CODE_MCP_TOKEN", ...bad });
+	}
 	problems.push(...sharedTokens(clients, shown));
 	return { clients, problems };
+}
+
+/** Whitespace (Unicode's too) and control characters: no bearer holds them, a paste error does. */
+const NOT_IN_TOKEN = /[\s\p{Cc}]/u;
+
+/**
+ * What is wrong with a client's bearer beyond its length, never showing it: whitespace or
+ * control characters inside it (a paste error; no client could send it), or a machine's T3 token
+ * (a caller holding it could act as that client, and the client could call T3 directly).
+ */
+function tokenProblem(
+	token: string,
+	where: string,
+	machines: Pick<MachineConfig, "name" | "token">[],
+): Omit<ConfigProblem, "file" | "key"> | undefined {
+	if (NOT_IN_TOKEN.test(token)) {
+		const expected = "a token without whitespace or control characters";
+		return {
+			expected,
+			message: `the token ${where} holds whitespace or control characters; expected ${expected} (generate one with \`openssl rand -hex 32\`)`,
+		};
+	}
+	const machine = machines.find((m) => m.token === token);
+	if (machine !== undefined)
+		return {
+			expected: "a token no machine has",
+			message: `the token ${where} is the T3 token of machine "${machine.name}" (machines.${machine.name}); give the client a token of its own (\`openssl rand -hex 32\`)`,
+		};
+	return undefined;
 }
 
 /** Two clients with one token could not be told apart: each pair is a problem naming both. */

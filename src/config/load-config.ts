@@ -142,6 +142,7 @@ export async function loadConfig(
 		file,
 		shown,
 		env,
+		machines,
 	);
 	if (fromClients.problems.length > 0)
 		throw new ConfigError(fromClients.problems, file);

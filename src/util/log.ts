@@ -1,10 +1,11 @@
 /**
  * Structured JSON logs, one line per entry on stderr. Fields whose key looks like a secret
  * (token, secret, authorization, ticket) are replaced before writing, and every string is
- * redacted (redact.ts), so a careless call site cannot leak a credential.
+ * redacted (redact.ts `redactOwn`), so a careless call site cannot leak a credential; a name
+ * that merely begins or ends like a secret (client "agent", token "agent-token-…") stays readable.
  */
 import type { LogLevel } from "../config/types.ts";
-import { maskJsonText, redact } from "./redact.ts";
+import { maskJsonText, redact, redactOwn } from "./redact.ts";
 
 export interface Logger {
 	debug(msg: string, fields?: Record<string, unknown>): void;
@@ -38,7 +39,8 @@ function redactFields(
 
 /** The safety net: strings anywhere in a field (nested a few levels) are redacted. */
 function redactValue(value: unknown, depth: number): unknown {
-	if (typeof value === "string") return redact(value);
+	if (typeof value === "string") return redactOwn(value);
+	// An error's message may quote anything unmasked: a piece at its edge is masked too.
 	if (value instanceof Error) return redact(value.message);
 	if (depth >= 4 || value === null || typeof value !== "object") return value;
 	if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
@@ -65,7 +67,7 @@ export function createLogger(
 				JSON.stringify({
 					time: new Date().toISOString(),
 					level: lvl,
-					msg: redact(msg),
+					msg: redactOwn(msg),
 					...redactFields({ ...base, ...fields }),
 				}),
 			),

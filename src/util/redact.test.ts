@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "bun:test";
+import type { AppConfig } from "../config/types.ts";
 import {
 	clearSecretsForTest,
 	MASK,
@@ -10,7 +11,9 @@ import {
 	maskSecrets,
 	mayHoldSecret,
 	redact,
+	redactOwn,
 	registerConfigSecrets,
+	registerNames,
 	registerSecrets,
 	urlOrigin,
 	urlShown,
@@ -246,6 +249,64 @@ describe("the safety net and texts T3 cut", () => {
 		});
 		expect(mayHoldSecret(JSON.stringify({ snippet }))).toBe(true);
 		expect(maskDeep(out)).toBe(out);
+	});
+});
+
+describe("redactOwn: the secret masked, not its neighbours", () => {
+	const TOKEN = "agent-token-0123456789";
+
+	it("a client's name equal to the beginning of its token stays; the token is masked whole", () => {
+		registerSecrets([TOKEN]);
+		registerNames(["agent"]);
+		expect(redactOwn("agent")).toBe("agent");
+		expect(redactOwn("client agent")).toBe("client agent");
+		expect(redactOwn('client "agent"')).toBe('client "agent"');
+		expect(redactOwn(`${TOKEN} agent`)).toBe(`${MASK} agent`);
+		expect(redactOwn(`agent ${TOKEN}`)).toBe(`agent ${MASK}`);
+		// Not the name standing alone: a piece, masked.
+		expect(redactOwn("client xagent")).toBe(`client x${MASK}`);
+		expect(redactOwn("saw agent-token-01")).toBe(`saw ${MASK}`);
+		// `redact` (outside text) still masks any piece at an edge.
+		expect(redact("client agent")).toBe(`client ${MASK}`);
+	});
+
+	it("names come from the config with its secrets", () => {
+		registerConfigSecrets({
+			file: "/x.toml",
+			server: {} as AppConfig["server"],
+			machines: [{ name: "build-box", token: "build-box-token-0123456" }],
+			clients: [{ name: "agent", token: TOKEN }],
+		} as unknown as AppConfig);
+		expect(redactOwn("machine build-box")).toBe("machine build-box");
+		expect(redactOwn("client agent")).toBe("client agent");
+		expect(redactOwn(`x ${TOKEN}`)).toBe(`x ${MASK}`);
+	});
+
+	it("every other piece of 5+ characters is masked at an edge and next to an ellipsis", () => {
+		registerSecrets([TOKEN]);
+		registerNames(["agent"]);
+		for (let k = 6; k < TOKEN.length; k++) {
+			expect(redactOwn(`saw ${TOKEN.slice(0, k)}`)).toBe(`saw ${MASK}`);
+			expect(redactOwn(`${TOKEN.slice(-k)} and more`)).toBe(`${MASK} and more`);
+		}
+		expect(redactOwn("…said agent…")).toBe(`…said ${MASK}…`);
+		// Without a name of that spelling, the piece is masked as before.
+		clearSecretsForTest();
+		registerSecrets([TOKEN]);
+		expect(redactOwn("client agent")).toBe(`client ${MASK}`);
+	});
+
+	it("caps like redact, masking first, and masking twice changes nothing", () => {
+		registerSecrets([TOKEN]);
+		for (let at = 480; at <= 505; at++) {
+			const out = redactOwn(`${"x".repeat(at)}${TOKEN}${"y".repeat(600)}`);
+			expect(out.length).toBeLessThanOrEqual(500);
+			expect(longestPiece(out, TOKEN)).toBeLessThanOrEqual(4);
+			expect(redactOwn(out)).toBe(out);
+		}
+		expect(redactOwn("Authorization: Bearer abcdefghijkl")).toBe(
+			`Authorization: ${MASK}`,
+		);
 	});
 });
 

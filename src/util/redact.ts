@@ -135,10 +135,15 @@ function edgesIn(text: string): Set<string> {
 
 /**
  * Registers every secret a configuration holds: each machine's token, `T3CODE_MCP_TOKEN`, the
- * hook token and secret, and the hook URL's query values and long path segments.
+ * hook token and secret, and the hook URL's query values and long path segments; and the
+ * machines' and clients' names (`registerNames`).
  */
 export function registerConfigSecrets(config: AppConfig): void {
 	const { server } = config;
+	registerNames([
+		...config.machines.map((m) => m.name),
+		...config.clients.map((c) => c.name),
+	]);
 	registerSecrets([
 		...config.machines.map((m) => m.token),
 		...config.clients.map((c) => c.token),
@@ -206,8 +211,30 @@ function maskEdges(text: string, secret: string): string {
 	return maskHead(maskTail(text, secret), secret);
 }
 
-/** A beginning of `secret` (5+ characters) ending the text, masked. */
-function maskTail(text: string, secret: string): string {
+/** Client and machine names: shown anyway, so never taken for a piece of a secret (`redactOwn`). */
+const names = new Set<string>();
+
+/** Names of our own (clients, machines) that `redactOwn` leaves alone where they end or start a text. */
+export function registerNames(values: Iterable<string>): void {
+	for (const value of values) names.add(value);
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_-]/u;
+/** Whether `piece`, found in `text` from `start`, is a configured name standing alone there. */
+function isName(text: string, start: number, piece: string): boolean {
+	return (
+		names.has(piece) &&
+		!WORD_CHAR.test(text[start - 1] ?? " ") &&
+		!WORD_CHAR.test(text[start + piece.length] ?? " ")
+	);
+}
+
+/**
+ * A beginning of `secret` (5+ characters) ending the text, masked. With `keepNames`, a piece that
+ * is exactly a client's or machine's name standing alone ("client agent", token
+ * "agent-token-…") is a neighbour of the secret, shown anyway, and stays.
+ */
+function maskTail(text: string, secret: string, keepNames = false): string {
 	const max = secret.length - 1;
 	// The earliest start in the last `max` characters is the longest piece.
 	const head = secret.slice(0, MIN_PIECE);
@@ -215,18 +242,29 @@ function maskTail(text: string, secret: string): string {
 		let i = text.indexOf(head, Math.max(0, text.length - max));
 		i !== -1 && text.length - i >= MIN_PIECE;
 		i = text.indexOf(head, i + 1)
-	)
-		if (secret.startsWith(text.slice(i))) return `${text.slice(0, i)}${MASK}`;
+	) {
+		const piece = text.slice(i);
+		if (!secret.startsWith(piece)) continue;
+		if (!(keepNames && isName(text, i, piece)))
+			return `${text.slice(0, i)}${MASK}`;
+	}
 	return text;
 }
 
-/** An end of `secret` (5+ characters) starting the text, masked. */
-function maskHead(text: string, secret: string): string {
+/** An end of `secret` (5+ characters) starting the text, masked; `keepNames` as for `maskTail`. */
+function maskHead(text: string, secret: string, keepNames = false): string {
 	const tail = secret.slice(-MIN_PIECE);
 	const window = text.slice(0, secret.length - 1);
 	let cut = -1;
-	for (let i = window.indexOf(tail); i !== -1; i = window.indexOf(tail, i + 1))
-		if (secret.endsWith(window.slice(0, i + MIN_PIECE))) cut = i + MIN_PIECE;
+	for (
+		let i = window.indexOf(tail);
+		i !== -1;
+		i = window.indexOf(tail, i + 1)
+	) {
+		const piece = window.slice(0, i + MIN_PIECE);
+		if (!secret.endsWith(piece)) continue;
+		if (!(keepNames && isName(text, 0, piece))) cut = piece.length;
+	}
 	return cut === -1 ? text : `${MASK}${text.slice(cut)}`;
 }
 
@@ -311,6 +349,28 @@ export function redact(text: string, max = MAX_OUTSIDE_TEXT): string {
 	const wasLonger = text.length > margin;
 	const masked = maskCredentialPatterns(
 		maskPieces(wasLonger ? text.slice(0, margin) : text),
+	);
+	if (!wasLonger && masked.length <= max) return masked;
+	return `${Array.from(masked.slice(0, max)).slice(0, -1).join("")}…`;
+}
+
+/**
+ * `redact` for a text of our own that may quote outside text (a log line's message and fields):
+ * every configured secret masked wherever it is, a piece of one masked at the text's edges and
+ * next to an ellipsis, credential-looking values masked, then cut at `max` ending with "…". Only
+ * the secret is masked, not its neighbours: a client's or machine's name standing alone at an
+ * edge stays, though it equals a piece of a secret (client "agent" with token "agent-token-…":
+ * "client agent"). A name is shown anyway (`check`, `t3_machines`), so keeping it reveals nothing.
+ */
+export function redactOwn(text: string, max = MAX_OUTSIDE_TEXT): string {
+	const margin = max + longest + 100;
+	const wasLonger = text.length > margin;
+	const masked = maskCredentialPatterns(
+		sweep(
+			maskCutPieces(maskSecrets(wasLonger ? text.slice(0, margin) : text)),
+			edgesIn,
+			(out, secret) => maskHead(maskTail(out, secret, true), secret, true),
+		),
 	);
 	if (!wasLonger && masked.length <= max) return masked;
 	return `${Array.from(masked.slice(0, max)).slice(0, -1).join("")}…`;
@@ -409,6 +469,7 @@ export function urlShown(url: string): string {
 /** Clears the registry (unit tests only). */
 export function clearSecretsForTest(): void {
 	secrets.clear();
+	names.clear();
 	ordered = [];
 	jsonPieces = [];
 	longest = 0;

@@ -8,9 +8,10 @@
  * fail it. Spawns the real CLI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sim, startSim } from "../../src/sim/index.ts";
 import { freePort, runToExit } from "../helpers/process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -123,20 +124,34 @@ describe("an unusable listen address exits 3 with one line", () => {
 		["999.1.1.1", /not a valid IP address/],
 		["no-such-host.invalid", /does not resolve/],
 	];
+	// With a machine configured, too: nothing (its state, the state file) logs before the error.
+	const withMachine = () => join(dir, "host-machine.toml");
+	beforeAll(() =>
+		writeFileSync(
+			withMachine(),
+			'[machines.mac]\nurl = "http://127.0.0.1:9"\ntoken_env = "T3_MAC_TOKEN"\nprojects = ["*"]\n',
+		),
+	);
 	for (const [host, says] of cases)
-		test(host, async () => {
-			const port = String(await freePort());
-			const run = await cli(["serve"], {
-				T3CODE_MCP_HOST: host,
-				T3CODE_MCP_PORT: port,
-			});
-			expect(run.code).toBe(3);
-			const [line, ...more] = lines(run.stderr);
-			expect(more).toEqual([]);
-			expect(line).toStartWith(`t3code-mcp: ${host}:${port}: `);
-			expect(line).toMatch(says);
-			expect(line).toContain("set T3CODE_MCP_HOST");
-		}, 20_000);
+		for (const configFile of ["no machines", "a machine"])
+			test(`${host}, ${configFile}`, async () => {
+				const port = String(await freePort());
+				const run = await cli(["serve"], {
+					T3CODE_MCP_HOST: host,
+					T3CODE_MCP_PORT: port,
+					T3CODE_MCP_STATE: join(dir, `host-${port}.sqlite`),
+					T3_MAC_TOKEN: "mac-token-0123456789",
+					...(configFile === "a machine"
+						? { T3CODE_MCP_CONFIG: withMachine() }
+						: {}),
+				});
+				expect(run.code).toBe(3);
+				const [line, ...more] = lines(run.stderr);
+				expect(more).toEqual([]);
+				expect(line).toStartWith(`t3code-mcp: ${host}:${port}: `);
+				expect(line).toMatch(says);
+				expect(line).toContain("set T3CODE_MCP_HOST");
+			}, 20_000);
 });
 
 describe("a configuration error is one line per problem, with its fix, and nothing before it", () => {
@@ -283,8 +298,9 @@ describe("T3CODE_MCP_TOKEN and an open /mcp", () => {
 		);
 		const listening = log.find((l) => l.msg === "listening");
 		expect(listening?.mcp).toBe(
-			"open to anyone who can reach it (T3CODE_MCP_TOKEN unset)",
+			"open to anyone who can reach it (no [clients.*], T3CODE_MCP_TOKEN unset)",
 		);
+		expect(listening?.clients).toEqual([]);
 		// On loopback, open is not worth a warning.
 		expect(
 			log.filter((l) => String(l.msg).includes("without T3CODE_MCP_TOKEN")),
@@ -298,9 +314,46 @@ describe("T3CODE_MCP_TOKEN and an open /mcp", () => {
 				T3CODE_MCP_TOKEN: "sixteen-chars-16",
 			}),
 		);
-		expect(log.find((l) => l.msg === "listening")?.mcp).toBe(
-			"T3CODE_MCP_TOKEN needed",
+		const listening = log.find((l) => l.msg === "listening");
+		expect(listening?.mcp).toBe("T3CODE_MCP_TOKEN needed (client default)");
+		expect(listening?.clients).toEqual(["default"]);
+	}, 30_000);
+
+	test("with clients: the start log names them (and default for T3CODE_MCP_TOKEN), never open", async () => {
+		const file = join(dir, "clients-log.toml");
+		writeFileSync(
+			file,
+			'[clients.agent]\ntoken_env = "AGENT_TOKEN"\naccess = "read-only"\n[clients.later]\ntoken_env = "LATER_TOKEN"\naccess = "auto"\n',
 		);
+		const both = parsed(
+			await startLog({
+				T3CODE_MCP_CONFIG: file,
+				T3CODE_MCP_HOST: "0.0.0.0",
+				T3CODE_MCP_TOKEN: "server-token-0123456789",
+				AGENT_TOKEN: "agent-token-0123456789",
+			}),
+		);
+		const listening = both.find((l) => l.msg === "listening");
+		expect(listening?.mcp).toBe(
+			"clients only, each with its own bearer: default (T3CODE_MCP_TOKEN), agent; without a token, so not yet: later",
+		);
+		expect(listening?.clients).toEqual(["default", "agent"]);
+		// Clients close /mcp, wherever it listens: no "open" and no open-bearer warning.
+		expect(JSON.stringify(both)).not.toContain("open");
+		expect(JSON.stringify(both)).not.toContain("0123456789");
+
+		const alone = parsed(
+			await startLog({
+				T3CODE_MCP_CONFIG: file,
+				T3CODE_MCP_HOST: "127.0.0.1",
+				T3CODE_MCP_TOKEN: "",
+				AGENT_TOKEN: "agent-token-0123456789",
+			}),
+		);
+		expect(alone.find((l) => l.msg === "listening")?.clients).toEqual([
+			"agent",
+		]);
+		expect(JSON.stringify(alone)).not.toContain("open");
 	}, 30_000);
 
 	test("open on a non-loopback address: a warning with the fix at start, after the port is bound", async () => {
@@ -339,5 +392,112 @@ describe("T3CODE_MCP_TOKEN and an open /mcp", () => {
 			T3CODE_MCP_TOKEN: "a-long-enough-token",
 		});
 		expect(closed.stdout).not.toContain("/mcp bearer");
+	}, 30_000);
+});
+
+describe("check and [clients.*]", () => {
+	let sim: Sim;
+	beforeAll(async () => {
+		sim = await startSim({
+			projects: [
+				{ title: "web", workspaceRoot: "/srv/t3/web" },
+				{ title: "docs", workspaceRoot: "/srv/t3/docs" },
+			],
+		});
+	});
+	afterAll(() => sim.stop());
+
+	const machine = () =>
+		`[machines.mac]\nurl = "${sim.url}"\ntoken_env = "T3_MAC_TOKEN"\nprojects = ["*"]\n`;
+	const client = (name: string, lines: string) =>
+		`[clients.${name}]\naccess = "read-only"\n${lines}\n`;
+
+	test("a client token file others may read, and a client whose projects or machines reach nothing online, are each a ⚠", async () => {
+		const tokenFile = join(dir, "loose-client.token");
+		writeFileSync(tokenFile, "loose-token-0123456789\n");
+		chmodSync(tokenFile, 0o644);
+		const file = join(dir, "check-clients.toml");
+		writeFileSync(
+			file,
+			[
+				machine(),
+				'[machines.away]\nurl = "http://127.0.0.1:9"\ntoken_env = "T3_AWAY_TOKEN"\nprojects = ["*"]\n',
+				client("web", 'token_env = "WEB_TOKEN"\nprojects = ["web"]'),
+				client("mobile", 'token_env = "MOBILE_TOKEN"\nprojects = ["mobile"]'),
+				client("remote", 'token_env = "REMOTE_TOKEN"\nmachines = ["away"]'),
+				client("loose", `token_file = ${JSON.stringify(tokenFile)}`),
+			].join("\n"),
+		);
+		const run = await cli(["check"], {
+			T3CODE_MCP_CONFIG: file,
+			T3_MAC_TOKEN: sim.token,
+			T3_AWAY_TOKEN: "away-token-0123456789",
+			WEB_TOKEN: "web-token-0123456789",
+			MOBILE_TOKEN: "mobile-token-0123456789",
+			REMOTE_TOKEN: "remote-token-0123456789",
+		});
+		expect(run.stdout).toContain(
+			'  ✓ client web: access read-only; does not approve; machines mac, away; projects web (matching now: mac "web");',
+		);
+		expect(run.stdout).toMatch(
+			/ {2}⚠ client mobile: .*projects mobile \(matching nothing now\).*\n {6}fix: its projects patterns \(mobile\) match no project its machines online now \(mac\) allow/,
+		);
+		expect(run.stdout).toMatch(
+			/ {2}⚠ client remote: .*\n {6}fix: none of its machines \(away\) is online now/,
+		);
+		expect(run.stdout).toContain(
+			`  ⚠ client loose token file permissions: token file ${tokenFile} (token_file) is readable by group or others (mode 0644)\n      fix: \`chmod 600 ${tokenFile}\``,
+		);
+		expect(run.stdout).not.toContain("0123456789");
+		// The machine "away" fails check; the warnings alone would not.
+		expect(run.code).toBe(1);
+
+		const json = await cli(["check", "--json"], {
+			T3CODE_MCP_CONFIG: file,
+			T3_MAC_TOKEN: sim.token,
+			WEB_TOKEN: "web-token-0123456789",
+			MOBILE_TOKEN: "mobile-token-0123456789",
+			REMOTE_TOKEN: "remote-token-0123456789",
+		});
+		const checks = JSON.parse(json.stdout).config.checks as {
+			name: string;
+			warning?: boolean;
+		}[];
+		expect(checks.filter((c) => c.warning).map((c) => c.name)).toEqual([
+			"client mobile",
+			"client remote",
+			"client loose token file permissions",
+		]);
+	}, 30_000);
+
+	test("a client token equal to a machine's, or holding whitespace, is a config error naming the client, never the token", async () => {
+		const file = join(dir, "check-client-tokens.toml");
+		writeFileSync(
+			file,
+			[
+				machine(),
+				client("agent", 'token_env = "AGENT_TOKEN"'),
+				client("spaced", 'token_env = "SPACED_TOKEN"'),
+			].join("\n"),
+		);
+		const env = {
+			T3CODE_MCP_CONFIG: file,
+			T3_MAC_TOKEN: sim.token,
+			AGENT_TOKEN: sim.token,
+			SPACED_TOKEN: "spaced-token\u001b[2J0123456789",
+		};
+		const check = await cli(["check"], env);
+		expect(check.code).toBe(3);
+		expect(lines(check.stdout)).toEqual([
+			`✗ configuration error: ${file}: clients.agent.token_env: the token in AGENT_TOKEN is the T3 token of machine "mac" (machines.mac); give the client a token of its own (\`openssl rand -hex 32\`)`,
+			`✗ configuration error: ${file}: clients.spaced.token_env: the token in SPACED_TOKEN holds whitespace or control characters; expected a token without whitespace or control characters (generate one with \`openssl rand -hex 32\`)`,
+		]);
+		const serve = await cli(["serve"], env);
+		expect(serve.code).toBe(3);
+		expect(lines(serve.stderr)).toHaveLength(2);
+		for (const out of [check.stdout, serve.stderr]) {
+			expect(out).not.toContain(sim.token);
+			expect(out).not.toContain("0123456789");
+		}
 	}, 30_000);
 });

@@ -2,8 +2,8 @@
  * `t3code-mcp pair` end to end (issue 17 item 6), spawning the real CLI: a link printed by
  * `sim --pairing` becomes a 0600 token file and config lines that `check` passes with the
  * expiry shown; the same link again, a link without operate, a DPoP-only token, a server on
- * another protocol, a token already expired and an uncertain reply are refused with what to do
- * next; `--url` reaches a server the link's address does not. No output of `pair` ever holds the link or the token.
+ * another protocol, a token already expired, an uncertain reply and an 80 MiB answer are refused
+ * with what to do next; a token expiring within 7 days is saved with a ⚠; `--url` reaches a server the link's address does not. No output of `pair` ever holds the link or the token.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -229,6 +229,93 @@ describe("pair", () => {
 			[],
 		);
 		expectNoSecret(run, [credentialOf(link)]);
+	});
+
+	test("a token expiring within 7 days is saved with a ⚠ saying when and what to do", async () => {
+		const link = sim.pairingLink({ tokenTtlMs: 3 * 24 * 3600_000 });
+		const file = join(dir, "short-lived.token");
+		const run = await cli(["pair", link, "--token-file", file]);
+		expect(run.code).toBe(0);
+		expect(run.stdout).toContain(
+			"⚠ the token expires in about 3 days, within 7 days: it stops working then, with no refresh. Pair again before then, or on the T3 machine issue a longer-lived token with `t3 auth session issue",
+		);
+		expect(statSync(file).mode & 0o777).toBe(0o600);
+		expectNoSecret(run, [credentialOf(link), readFileSync(file, "utf8")]);
+		// A token of 30 days gets no ⚠ (the first test's); one of 8 days neither.
+		const later = sim.pairingLink({ tokenTtlMs: 8 * 24 * 3600_000 });
+		const fine = await cli([
+			"pair",
+			later,
+			"--token-file",
+			join(dir, "eight-days.token"),
+		]);
+		expect(fine.code).toBe(0);
+		expect(fine.stdout).not.toContain("⚠");
+	});
+
+	test("an 80 MiB answer is cut at 64 KiB and refused, never read whole", async () => {
+		/** Bytes each huge answer handed to the socket. */
+		const produced: number[] = [];
+		let posts = 0;
+		const huge = () => {
+			const at = produced.push(0) - 1;
+			const chunk = new Uint8Array(64 * 1024).fill(0x20);
+			return new Response(
+				new ReadableStream<Uint8Array>({
+					pull(controller) {
+						if ((produced[at] as number) >= 80 * 1024 * 1024)
+							return controller.close();
+						produced[at] = (produced[at] as number) + chunk.byteLength;
+						controller.enqueue(chunk);
+					},
+				}),
+				{ headers: { "content-type": "application/json" } },
+			);
+		};
+		let hugeDescriptor = true;
+		const big = Bun.serve({
+			hostname: "127.0.0.1",
+			port: 0,
+			fetch(request) {
+				const path = new URL(request.url).pathname;
+				if (path === "/.well-known/t3/environment")
+					return hugeDescriptor
+						? huge()
+						: Response.json({ label: "big", orchestrationProtocolVersion: 2 });
+				if (path === "/oauth/token") {
+					posts++;
+					return huge();
+				}
+				return new Response("no", { status: 404 });
+			},
+		});
+		try {
+			const link = `http://127.0.0.1:${big.port}/pair#token=big-credential-1234567`;
+			const file = join(dir, "big.token");
+			const descriptor = await cli(["pair", link, "--token-file", file]);
+			expect(descriptor.code).toBe(1);
+			expect(descriptor.stderr).toContain(
+				`pair: cannot read http://127.0.0.1:${big.port}/.well-known/t3/environment: reading http://127.0.0.1:${big.port}/.well-known/t3/environment failed: the answer is larger than the 64 KiB read at most.`,
+			);
+			expect(descriptor.stderr).toContain("The link was not used");
+			expect(posts).toBe(0);
+
+			hugeDescriptor = false;
+			const exchange = await cli(["pair", link, "--token-file", file]);
+			expect(exchange.code).toBe(1);
+			expect(exchange.stderr).toContain(
+				"no clear answer from T3 (the answer is larger than the 64 KiB read at most): the link may have been used",
+			);
+			expect(posts).toBe(1);
+			expect(existsSync(file)).toBe(false);
+			expectNoSecret(exchange, ["big-credential-1234567"]);
+			// What the server produced is what socket buffers hold, not 80 MiB.
+			expect(produced).toHaveLength(2);
+			for (const bytes of produced)
+				expect(bytes).toBeLessThan(16 * 1024 * 1024);
+		} finally {
+			await big.stop(true);
+		}
 	});
 
 	test("with no expires_in, an expiry already past by this host's clock is refused", async () => {

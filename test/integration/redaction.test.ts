@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCheck } from "../../src/cli/check.ts";
+import { fullRights } from "../../src/config/clients.ts";
 import { createLogger } from "../../src/util/log.ts";
 import { MASK } from "../../src/util/redact.ts";
 import {
@@ -255,5 +256,37 @@ describe("a webhook receiver replying with secrets", () => {
 		expect(logs.some((l) => l.includes("signature mismatch"))).toBe(true);
 		expectNoSecret(logs.join("\n"));
 		expect(logs.join("\n")).not.toContain(stack.sim("demo").token);
+	});
+});
+
+describe("a client whose token starts with its name", () => {
+	test("the debug log shows the name and masks the token", async () => {
+		const token = "agent-token-0123456789";
+		const lines: string[] = [];
+		const stack = await startStack({
+			clients: [
+				{
+					...fullRights("agent", token),
+					tokenEnv: "AGENT_TOKEN",
+					access: "read-only",
+				},
+			],
+			log: createLogger("debug", (line) => lines.push(line)),
+		});
+		try {
+			const client = await stack.client({
+				headers: { Authorization: `Bearer ${token}` },
+			});
+			const listed = await callTool(client, "t3_machines");
+			expect(listed.isError).toBe(false);
+			const call = lines
+				.map((l) => JSON.parse(l) as Record<string, unknown>)
+				.find((l) => l.msg === "tool call" && l.tool === "t3_machines");
+			expect(call?.client).toBe("agent");
+			expect(lines.join("\n")).not.toContain(token);
+			expect(lines.join("\n")).not.toContain("token-0123");
+		} finally {
+			await stack.stop();
+		}
 	});
 });

@@ -4,6 +4,7 @@
  * retried: a reply that does not say clearly what happened (no answer, a timeout, a 5xx,
  * garbage) is `uncertain`, because the credential may be spent by then.
  */
+import { AnswerTooLargeError } from "../../util/capped-fetch.ts";
 import type { FetchLike } from "./http.ts";
 
 const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -87,7 +88,11 @@ export async function exchangePairingCredential(
 		return {
 			ok: false,
 			kind: "uncertain",
-			detail: timedOut ? "no answer in time" : "the connection failed",
+			detail: timedOut
+				? "no answer in time"
+				: err instanceof AnswerTooLargeError
+					? err.message
+					: "the connection failed",
 		};
 	}
 	let parsed: unknown;
