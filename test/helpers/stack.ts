@@ -16,6 +16,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { type RunningServer, startServer } from "../../src/cli/serve.ts";
+import { fullRights } from "../../src/config/clients.ts";
 import type {
 	AppConfig,
 	ClientConfig,
@@ -480,8 +481,12 @@ export async function launchOnSim(
 	}
 }
 
-/** The `afterSequence` of every `subscribeShell` request the sim received while recording. */
-export function shellSubscriptions(sim: Sim): (number | undefined)[] {
+/** The payloads of the requests with this RPC tag (and command `type`) the sim received while recording. */
+export function simRequests(
+	sim: Sim,
+	tag: string,
+	type?: string,
+): Record<string, unknown>[] {
 	return sim
 		.frames()
 		.filter((f) => f.dir === "recv")
@@ -490,13 +495,36 @@ export function shellSubscriptions(sim: Sim): (number | undefined)[] {
 				(Array.isArray(f.frame) ? f.frame : [f.frame]) as {
 					_tag?: string;
 					tag?: string;
-					payload?: { afterSequence?: number };
+					payload?: Record<string, unknown>;
 				}[],
 		)
 		.filter(
-			(m) => m._tag === "Request" && m.tag === "orchestration.subscribeShell",
+			(m) =>
+				m._tag === "Request" &&
+				m.tag === tag &&
+				(type === undefined || m.payload?.type === type),
 		)
-		.map((m) => m.payload?.afterSequence);
+		.map((m) => m.payload ?? {});
+}
+
+/** The `afterSequence` of every `subscribeShell` request the sim received while recording. */
+export function shellSubscriptions(sim: Sim): (number | undefined)[] {
+	return simRequests(sim, "orchestration.subscribeShell").map(
+		(p) => p.afterSequence as number | undefined,
+	);
+}
+
+/** A `[clients.*]` entry: every right unless narrowed, its token in `<NAME>_TOKEN`. */
+export function testClient(
+	name: string,
+	token: string,
+	rights: Partial<ClientConfig> = {},
+): ClientConfig {
+	return {
+		...fullRights(name, token),
+		tokenEnv: `${name.toUpperCase()}_TOKEN`,
+		...rights,
+	};
 }
 
 /** Waits until the thread's latest run is `running` (read through t3_thread). */

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { fullRights } from "../../src/config/clients.ts";
 import type { ClientConfig } from "../../src/config/types.ts";
 import { createAuditStore } from "../../src/store/audit.ts";
 import { openDb } from "../../src/store/db.ts";
@@ -18,6 +17,7 @@ import {
 	connectClient,
 	type Stack,
 	startStack,
+	testClient,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
 
@@ -28,14 +28,8 @@ const TOKENS = {
 	ops: "ops-token-0123456789012",
 };
 
-const client = (
-	name: keyof typeof TOKENS,
-	rights: Partial<ClientConfig>,
-): ClientConfig => ({
-	...fullRights(name, TOKENS[name]),
-	tokenEnv: `${name.toUpperCase()}_TOKEN`,
-	...rights,
-});
+const client = (name: keyof typeof TOKENS, rights: Partial<ClientConfig>) =>
+	testClient(name, TOKENS[name], rights);
 
 /** A line as the table prints another client's delete, to be smuggled in an id or key. */
 const FORGED = "2026-01-01T00:00:00.000Z  ops     t3_delete  ok";

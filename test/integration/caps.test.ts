@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { fullRights } from "../../src/config/clients.ts";
 import type { ClientConfig } from "../../src/config/types.ts";
 import type { Sim } from "../../src/sim/index.ts";
 import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
@@ -16,6 +15,7 @@ import {
 	connectClient,
 	type Stack,
 	startStack,
+	testClient,
 	until,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
@@ -26,14 +26,8 @@ const TOKENS = {
 	ops: "ops-token-0123456789012",
 };
 
-const client = (
-	name: keyof typeof TOKENS,
-	rights: Partial<ClientConfig>,
-): ClientConfig => ({
-	...fullRights(name, TOKENS[name]),
-	tokenEnv: `${name.toUpperCase()}_TOKEN`,
-	...rights,
-});
+const client = (name: keyof typeof TOKENS, rights: Partial<ClientConfig>) =>
+	testClient(name, TOKENS[name], rights);
 
 let stack: Stack;
 const as: Partial<Record<keyof typeof TOKENS, Client>> = {};
@@ -82,8 +76,10 @@ const dispatch = (who: Client, extra: Record<string, unknown> = {}) =>
 		...extra,
 	});
 
-/** Sends `n` dispatches at once while sampling the simulator's busy threads at every turn. */
-async function burst(who: Client, n: number) {
+/** Runs `work` while sampling the simulator's busy threads at every turn; the peak seen. */
+async function sampled<T>(
+	work: () => Promise<T>,
+): Promise<{ value: T; peak: number }> {
 	let peak = 0;
 	let sampling = true;
 	const sampler = (async () => {
@@ -92,12 +88,18 @@ async function burst(who: Client, n: number) {
 			await new Promise((r) => setImmediate(r));
 		}
 	})();
-	const results = await Promise.all(
-		Array.from({ length: n }, () => dispatch(who)),
-	);
+	const value = await work();
 	sampling = false;
 	await sampler;
-	return { results, peak: Math.max(peak, busyOnSim().length) };
+	return { value, peak: Math.max(peak, busyOnSim().length) };
+}
+
+/** Sends `n` dispatches at once, sampling the simulator's busy threads throughout. */
+async function burst(who: Client, n: number) {
+	const { value, peak } = await sampled(() =>
+		Promise.all(Array.from({ length: n }, () => dispatch(who))),
+	);
+	return { results: value, peak };
 }
 
 /** Ends every run on the simulator, and waits until the connector has seen them end. */
@@ -157,22 +159,19 @@ describe("max_active_runs under a burst", () => {
 	});
 
 	test("two clients at once, 50 each at caps 1 and 3: each holds its own cap", async () => {
-		let peak = 0;
-		let sampling = true;
-		const sampler = (async () => {
-			while (sampling) {
-				peak = Math.max(peak, busyOnSim().length);
-				await new Promise((r) => setImmediate(r));
-			}
-		})();
-		const [one, three] = await Promise.all([
-			Promise.all(Array.from({ length: 50 }, () => dispatch(as.one as Client))),
-			Promise.all(
-				Array.from({ length: 50 }, () => dispatch(as.three as Client)),
-			),
-		]);
-		sampling = false;
-		await sampler;
+		const {
+			value: [one, three],
+			peak,
+		} = await sampled(() =>
+			Promise.all([
+				Promise.all(
+					Array.from({ length: 50 }, () => dispatch(as.one as Client)),
+				),
+				Promise.all(
+					Array.from({ length: 50 }, () => dispatch(as.three as Client)),
+				),
+			]),
+		);
 		const other = [...one, ...three].filter(
 			(r) => r.isError && !r.text.startsWith("max_active_runs_reached:"),
 		);

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { fullRights } from "../../src/config/clients.ts";
 import type { ClientConfig } from "../../src/config/types.ts";
 import {
 	callTool,
@@ -18,6 +17,7 @@ import {
 	demoMachine,
 	type Stack,
 	startStack,
+	testClient,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
 import { rawRequest } from "../helpers/tasks-client.ts";
@@ -31,15 +31,8 @@ const TOKENS = {
 	ops: "ops-token-0123456789012",
 };
 
-const client = (
-	name: keyof typeof TOKENS,
-	rights: Partial<ClientConfig>,
-): ClientConfig => ({
-	...fullRights(name, TOKENS[name]),
-	tokenEnv: `${name.toUpperCase()}_TOKEN`,
-	approve: false,
-	...rights,
-});
+const client = (name: keyof typeof TOKENS, rights: Partial<ClientConfig>) =>
+	testClient(name, TOKENS[name], { approve: false, ...rights });
 
 let stack: Stack;
 const as: Record<string, Client> = {};
