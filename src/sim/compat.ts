@@ -29,7 +29,11 @@ export type SimFeature =
 	/** The shell's `pendingBackgroundTasks` and the `notification` wake runs T3 starts when they end (§6.5 items 14, 21). */
 	| "backgroundWork"
 	/** `subscribeThread.acceptBoundedSnapshot`: a window of the latest turns. */
-	| "boundedSnapshot";
+	| "boundedSnapshot"
+	/** `thread.pin` / `thread.unpin` and the shell's `pinnedAt` (OBSERVED.md §6.4 item 17). */
+	| "threadPins"
+	/** `thread.mark-unread` and the shell's `lastVisitedAt` (OBSERVED.md §6.4 item 17). */
+	| "markUnread";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

@@ -214,7 +214,12 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			// As another client's `thread.snooze` / `thread.unsnooze`.
 			const outcome = engine.dispatch(
 				until === null
-					? { type: "thread.unsnooze", commandId: newId(), threadId }
+					? {
+							type: "thread.unsnooze",
+							commandId: newId(),
+							threadId,
+							reason: "user",
+						}
 					: {
 							type: "thread.snooze",
 							commandId: newId(),

@@ -1,9 +1,10 @@
 /**
  * Levels on every path (CONTRACT.md "Trust round three"), over HTTP with the official client
  * against the simulator: a lower client may not put its words into a higher thread's run —
- * neither by editing its queued follow-up, nor by answering its question with free text, nor
- * by resuming its held queue — and nothing reaches T3 when refused. Paths that only organise
- * or stop a thread stay open to it.
+ * neither by editing, reordering or promoting its queued follow-ups, nor by answering its
+ * question with free text, nor by resuming its held queue — and nothing reaches T3 when
+ * refused. Paths that only organise or stop a thread stay open to it; a read-only client is
+ * refused every t3_manage action.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
@@ -22,11 +23,13 @@ import {
 const TOKENS = {
 	agent: "agent-token-01234567890",
 	ops: "ops-token-0123456789012",
+	reader: "reader-token-012345678",
 };
 
 let stack: Stack;
 let agent: Client;
 let ops: Client;
+let reader: Client;
 const sim = (): Sim => stack.sim("demo");
 
 beforeAll(async () => {
@@ -43,6 +46,7 @@ beforeAll(async () => {
 		clients: [
 			client("agent", { access: "approval-required", approve: false }),
 			client("ops", { access: "full-access" }),
+			client("reader", { access: "read-only" }),
 		],
 	});
 	const connect = (name: keyof typeof TOKENS) =>
@@ -51,11 +55,13 @@ beforeAll(async () => {
 		});
 	agent = await connect("agent");
 	ops = await connect("ops");
+	reader = await connect("reader");
 	await untilMachinesOnline(ops);
 });
 afterAll(async () => {
 	await agent?.close();
 	await ops?.close();
+	await reader?.close();
 	await stack?.stop();
 });
 
@@ -174,5 +180,84 @@ describe("a full-access thread and an approval-required client", () => {
 			answers: { [q.questions[0]?.id as string]: "blue" },
 		});
 		expect(own.isError).toBe(false);
+	});
+});
+
+describe("T3's thread tools and levels", () => {
+	const MOVES = ["reorder_queued", "promote_queued"] as const;
+	const ORGANIZE = ["pin", "unpin", "snooze", "unsnooze", "mark_unread"];
+
+	test("a read-only client is refused every new action (capability_denied), nothing sent", async () => {
+		const long = await dispatch(ops, { prompt: "long task" });
+		const id = long.data.thread_id;
+		const q = await dispatch(ops, { thread_id: id, prompt: "queued" });
+		sim().record(true);
+		for (const action of [...MOVES, ...ORGANIZE]) {
+			const r = await callTool(reader, "t3_manage", {
+				thread_id: id,
+				action,
+				...(MOVES.includes(action as (typeof MOVES)[number])
+					? { run_id: q.data.run_id }
+					: {}),
+				...(action === "snooze"
+					? { until: new Date(Date.now() + 3_600_000).toISOString() }
+					: {}),
+			});
+			expect(r.isError).toBe(true);
+			expect(r.text).toStartWith("capability_denied:");
+		}
+		expect(
+			commandsSent(
+				"queued-run.reorder",
+				"queued-message.promote-to-steer",
+				"thread.pin",
+				"thread.unpin",
+				"thread.snooze",
+				"thread.unsnooze",
+				"thread.mark-unread",
+			),
+		).toEqual([]);
+		sim().finishRun(id);
+	});
+
+	test("reorder_queued and promote_queued on a full-access thread are refused as escalation, nothing sent; pin is not held to the mode", async () => {
+		const long = await dispatch(ops, { prompt: "long task" });
+		const id = long.data.thread_id;
+		const a = await dispatch(ops, { thread_id: id, prompt: "first" });
+		const b = await dispatch(ops, { thread_id: id, prompt: "second" });
+		expect([a.data.queued, b.data.queued]).toEqual([true, true]);
+		sim().record(true);
+		const reorder = await callTool(agent, "t3_manage", {
+			thread_id: id,
+			action: "reorder_queued",
+			run_id: b.data.run_id,
+			before_run_id: a.data.run_id,
+		});
+		expect(reorder.isError).toBe(true);
+		expect(reorder.text).toStartWith("runtime_mode_escalation_denied:");
+		expect(reorder.text).toContain('"full-access"');
+		const promote = await callTool(agent, "t3_manage", {
+			thread_id: id,
+			action: "promote_queued",
+			run_id: a.data.run_id,
+		});
+		expect(promote.isError).toBe(true);
+		expect(promote.text).toStartWith("runtime_mode_escalation_denied:");
+		expect(
+			commandsSent("queued-run.reorder", "queued-message.promote-to-steer"),
+		).toEqual([]);
+		const pin = await callTool(agent, "t3_manage", {
+			thread_id: id,
+			action: "pin",
+		});
+		expect(pin.isError).toBe(false);
+		// The full-access client may move its own queue.
+		const own = await callTool(ops, "t3_manage", {
+			thread_id: id,
+			action: "promote_queued",
+			run_id: a.data.run_id,
+		});
+		expect(own.isError).toBe(false);
+		sim().finishRun(id);
 	});
 });

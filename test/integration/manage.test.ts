@@ -38,6 +38,7 @@ type Managed = {
 	status: string;
 	title: string;
 	archived: boolean;
+	pinned: boolean;
 	changed: boolean;
 	note: string | null;
 };
@@ -266,6 +267,7 @@ describe("t3_manage and t3_delete", () => {
 			status: "completed",
 			title: "Lifecycle",
 			archived: false,
+			pinned: false,
 			changed: true,
 			note: null,
 		});

@@ -45,6 +45,25 @@ export function holdQueuedRuns(
 	}
 }
 
+const queuePlace = (h: RunHandle): number =>
+	typeof h.run.queuePosition === "number"
+		? h.run.queuePosition
+		: Number(h.run.ordinal);
+
+/** The thread's queued runs in T3's delivery order: `queuePosition ?? ordinal`, then the ordinal. */
+export function queuedInOrder(
+	core: EngineCore,
+	thread: ThreadState,
+): RunHandle[] {
+	return threadHandles(core, thread)
+		.filter((h) => h.run.status === "queued")
+		.sort(
+			(a, b) =>
+				queuePlace(a) - queuePlace(b) ||
+				Number(a.run.ordinal) - Number(b.run.ordinal),
+		);
+}
+
 export function startNextQueued(core: EngineCore, thread: ThreadState): void {
 	if (
 		threadHandles(core, thread).some(
@@ -54,9 +73,7 @@ export function startNextQueued(core: EngineCore, thread: ThreadState): void {
 		)
 	)
 		return;
-	const queued = threadHandles(core, thread)
-		.filter((h) => h.run.status === "queued")
-		.sort((a, b) => (a.run.ordinal as number) - (b.run.ordinal as number));
+	const queued = queuedInOrder(core, thread);
 	const next = queued[0];
 	if (!next) return;
 	next.run = { ...next.run, status: "starting", queuePosition: null };

@@ -24,6 +24,9 @@ export interface SteerMessage {
 	text: string;
 	createdBy: string;
 	creationSource: string;
+	/** `"promoted_queued_to_steer"` for a queued message promoted into the run; default `"steer"`. */
+	inputIntent?: string;
+	attachments?: unknown[];
 }
 
 function addSteerMessage(kit: RunKit, h: RunHandle, m: SteerMessage): number {
@@ -41,7 +44,7 @@ function addSteerMessage(kit: RunKit, h: RunHandle, m: SteerMessage): number {
 			nodeId: h.node.id,
 			role: "user",
 			text: m.text,
-			attachments: [],
+			attachments: m.attachments ?? [],
 			streaming: false,
 			createdAt: at,
 			updatedAt: at,
@@ -54,9 +57,9 @@ function addSteerMessage(kit: RunKit, h: RunHandle, m: SteerMessage): number {
 		creationSource: m.creationSource,
 		type: "user_message",
 		messageId: m.messageId,
-		inputIntent: "steer",
+		inputIntent: m.inputIntent ?? "steer",
 		text: m.text,
-		attachments: [],
+		attachments: m.attachments ?? [],
 	});
 	return kit.store.head();
 }

@@ -27,8 +27,19 @@ import {
 	placeOf,
 	readDetail,
 } from "../locate.ts";
+import { isUnsupported } from "../unsupported.ts";
+import {
+	isOrganizeAction,
+	isPinned,
+	ORGANIZE_ACTIONS,
+	organizeCommand,
+	organizeFirstStep,
+	organizeUnsupported,
+	snoozeTime,
+} from "./organize.ts";
 import { retryPreparation } from "./preparation-retry.ts";
 import { type ResumeQueueResult, resumeQueue } from "./queue.ts";
+import { orderQueuedRun } from "./queue-order.ts";
 import { changeQueuedRun } from "./queued-run.ts";
 
 export const MANAGE_ACTIONS = [
@@ -42,6 +53,9 @@ export const MANAGE_ACTIONS = [
 	"retry_preparation",
 	"cancel_queued",
 	"edit_queued",
+	"reorder_queued",
+	"promote_queued",
+	...ORGANIZE_ACTIONS,
 ] as const;
 export type ManageAction = (typeof MANAGE_ACTIONS)[number];
 
@@ -51,6 +65,8 @@ export interface ManageResult {
 	status: string;
 	title: string;
 	archived: boolean;
+	/** Whether T3 shows the thread pinned (false on a T3 without pins). */
+	pinned: boolean;
 	/** false when there was nothing to do (then `note` says why). */
 	changed: boolean;
 	note: string | null;
@@ -63,6 +79,8 @@ const RUN_ACTIONS: ReadonlySet<ManageAction> = new Set([
 	"retry_preparation",
 	"cancel_queued",
 	"edit_queued",
+	"reorder_queued",
+	"promote_queued",
 ]);
 
 function checkTitle(action: ManageAction, title: string | undefined): void {
@@ -83,8 +101,11 @@ function commandsFor(
 	action: ManageAction,
 	title: string | undefined,
 	projection: ThreadProjection,
+	until: string | undefined,
 ): Record<string, unknown>[] {
 	const base = { commandId: deps.newId(), threadId };
+	if (isOrganizeAction(action))
+		return [{ ...base, ...organizeCommand(action, until, deps.now()) }];
 	switch (action) {
 		case "rename":
 			return [
@@ -102,6 +123,8 @@ function commandsFor(
 		case "retry_preparation": // preparation-retry.ts
 		case "cancel_queued": // queued-run.ts
 		case "edit_queued":
+		case "reorder_queued": // queue-order.ts
+		case "promote_queued":
 			return [];
 		case "stop_session":
 			return projection.providerSessions
@@ -122,6 +145,8 @@ function firstStep(
 	shell: ThreadShell | undefined,
 	projection: ThreadProjection,
 ): string {
+	if (isOrganizeAction(action))
+		return organizeFirstStep(action, shell, projection);
 	const pending =
 		shell?.pendingRuntimeRequest != null ||
 		projection.runtimeRequests.some((r) => r.status === "pending");
@@ -175,17 +200,21 @@ function rawReason(error: T3Error): string {
 }
 
 function shapeOf(
-	threadId: string,
+	located: LocatedThread,
 	action: ManageAction,
 	projection: ThreadProjection,
 	note: string | null,
 ): ManageResult {
 	return {
-		thread_id: threadId,
+		thread_id: located.threadId,
 		action,
 		status: projection.thread.status,
 		title: projection.thread.title,
 		archived: Boolean(projection.thread.archivedAt),
+		// The live shell once it has caught up (shellCaughtUp); the projection for a thread it lacks.
+		pinned: isPinned(
+			located.entry.machine.thread(located.threadId) ?? projection.thread,
+		),
 		changed: note === null,
 		note,
 	};
@@ -198,7 +227,7 @@ async function describe(
 	const { projection } = await located.entry.machine.getThread(
 		located.threadId,
 	);
-	return shapeOf(located.threadId, action, projection, null);
+	return shapeOf(located, action, projection, null);
 }
 
 /**
@@ -245,6 +274,16 @@ function nothingToDo(
 		case "retry_preparation": // preparation-retry.ts
 		case "cancel_queued": // queued-run.ts
 		case "edit_queued":
+		case "reorder_queued": // queue-order.ts
+		case "promote_queued":
+			return null;
+		// T3 takes a re-pin, an unpin or unsnooze of a thread as it is; whether it changes
+		// anything is T3's to say (an engine without pins has no pinnedAt to judge by).
+		case "pin":
+		case "unpin":
+		case "snooze":
+		case "unsnooze":
+		case "mark_unread":
 			return null;
 	}
 }
@@ -257,6 +296,7 @@ function manageShape(r: ResumeQueueResult): ManageResult {
 		status: r.status,
 		title: r.title,
 		archived: r.archived,
+		pinned: r.pinned,
 		changed: r.wasHeld,
 		note: r.wasHeld
 			? null
@@ -264,31 +304,69 @@ function manageShape(r: ResumeQueueResult): ManageResult {
 	};
 }
 
+/** The arguments of `t3_manage` beyond the thread and the action; each belongs to some actions. */
+export interface ManageOptions {
+	title?: string;
+	/** The idempotency key. */
+	key?: string;
+	runId?: string;
+	prompt?: string;
+	/** `reorder_queued`: the queued run to move before; null or absent: last. */
+	beforeRunId?: string | null;
+	/** `snooze`: until when (ISO). */
+	until?: string;
+}
+
+/** Refuses an argument given to an action that does not use it. */
+function checkOnlyWith(action: ManageAction, o: ManageOptions): void {
+	const only = (
+		field: string,
+		given: boolean,
+		actions: readonly ManageAction[],
+	) => {
+		if (!given || actions.includes(action)) return;
+		const names = actions.map((a) => `"${a}"`);
+		const list =
+			names.length > 1
+				? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`
+				: names[0];
+		throw new ThreadError(
+			`${field}: only used with action${names.length > 1 ? "s" : ""} ${list}, not with "${action}". Leave it out.`,
+		);
+	};
+	only("run_id", o.runId !== undefined, [...RUN_ACTIONS]);
+	only("prompt", o.prompt !== undefined, ["edit_queued"]);
+	only("before_run_id", o.beforeRunId !== undefined, ["reorder_queued"]);
+	only("until", o.until !== undefined, ["snooze"]);
+}
+
 /** `t3_manage`; with an idempotency key, a repeat returns the first result (idempotency.ts). */
 export function manageThread(
 	deps: ThreadDeps,
 	threadId: string,
 	action: ManageAction,
-	title: string | undefined,
-	key?: string,
-	runId?: string,
-	prompt?: string,
+	options: ManageOptions = {},
 ): Promise<ManageResult> {
+	const { title, key, runId, prompt, beforeRunId, until } = options;
 	checkTitle(action, title);
-	if (runId !== undefined && !RUN_ACTIONS.has(action))
-		throw new ThreadError(
-			`run_id: only used with actions "retry_preparation", "cancel_queued" and "edit_queued", not with "${action}". Leave it out.`,
-		);
-	if (prompt !== undefined && action !== "edit_queued")
-		throw new ThreadError(
-			`prompt: only used with action "edit_queued", not with "${action}". Leave it out.`,
-		);
+	checkOnlyWith(action, options);
+	// A snooze time in the past is refused before anything is read or sent.
+	if (action === "snooze") snoozeTime(until, deps.now());
 	const done = once(
 		deps,
 		{
 			tool: "t3_manage",
 			key,
-			args: { thread_id: threadId, action, title, run_id: runId, prompt },
+			args: {
+				thread_id: threadId,
+				action,
+				title,
+				run_id: runId,
+				prompt,
+				before_run_id:
+					action === "reorder_queued" ? (beforeRunId ?? null) : undefined,
+				until,
+			},
 			threadId,
 		},
 		async () => {
@@ -326,9 +404,25 @@ export function manageThread(
 					place: placeOf(located),
 				};
 			}
+			if (action === "reorder_queued" || action === "promote_queued") {
+				const sequence = await orderQueuedRun(
+					deps,
+					located,
+					action,
+					runId,
+					beforeRunId,
+					t3Reason,
+				);
+				await shellCaughtUp(located.entry.machine, sequence);
+				return {
+					threadId,
+					result: await describe(located, action),
+					place: placeOf(located),
+				};
+			}
 			return {
 				threadId,
-				result: await applyAction(deps, located, action, title),
+				result: await applyAction(deps, located, action, title, until),
 				place: placeOf(located),
 			};
 		},
@@ -339,6 +433,7 @@ export function manageThread(
 		const result = stored.result ?? stored;
 		return {
 			...result,
+			pinned: result.pinned ?? false,
 			changed: result.changed ?? true,
 			note: result.note ?? stored.note ?? null,
 		};
@@ -350,12 +445,20 @@ async function applyAction(
 	located: LocatedThread,
 	action: ManageAction,
 	title: string | undefined,
+	until: string | undefined,
 ): Promise<ManageResult> {
 	const { threadId } = located;
 	const { projection } = await readDetail(located, true);
 	const nothing = nothingToDo(action, title, projection);
-	if (nothing !== null) return shapeOf(threadId, action, projection, nothing);
-	const commands = commandsFor(deps, threadId, action, title, projection);
+	if (nothing !== null) return shapeOf(located, action, projection, nothing);
+	const commands = commandsFor(
+		deps,
+		threadId,
+		action,
+		title,
+		projection,
+		until,
+	);
 	let sequence = 0;
 	for (const command of commands) {
 		try {
@@ -367,6 +470,12 @@ async function applyAction(
 			));
 		} catch (error) {
 			if (!(error instanceof T3Error)) throw error;
+			if (isOrganizeAction(action) && isUnsupported(error))
+				throw organizeUnsupported(
+					located.entry.config.name,
+					action,
+					String(command.type),
+				);
 			if (error.code === "REJECTED")
 				throw refusal(located, action, error, projection);
 			throw error;

@@ -11,6 +11,7 @@ import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { locateThread, placeOf, readDetail, runtimeModeOf } from "../locate.ts";
 import { type QueuedRun, queuedRuns } from "./interrupt.ts";
+import { isPinned } from "./organize.ts";
 
 export interface ResumeQueueResult {
 	thread_id: string;
@@ -18,6 +19,7 @@ export interface ResumeQueueResult {
 	status: string;
 	title: string;
 	archived: boolean;
+	pinned: boolean;
 	/** The runs still queued afterwards; none is held once T3 has taken the resume. */
 	queued: QueuedRun[];
 	/** Whether any queued run was held before: otherwise the resume changed nothing. */
@@ -61,6 +63,7 @@ export async function resumeQueue(
 		status: latestRun(after)?.status ?? "idle",
 		title: after.thread.title,
 		archived: Boolean(after.thread.archivedAt),
+		pinned: isPinned(located.entry.machine.thread(threadId) ?? after.thread),
 		queued: queuedRuns(after),
 		wasHeld: held,
 		place: placeOf(located),

@@ -24,7 +24,8 @@ export function queuedPrompt(prompt: string | undefined): string {
 	return prompt;
 }
 
-const DONE = new Set([
+/** Run statuses after which a run will not start again. */
+export const DONE = new Set([
 	"completed",
 	"interrupted",
 	"failed",

@@ -4,6 +4,7 @@
  */
 
 import type { RunFailure } from "../../t3/derive/run-failure.ts";
+import { isPinned } from "../control/organize.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { placeShape } from "../dispatch/workspace.ts";
 import { appUrl, type ProjectRef, projectRef } from "../shapes.ts";
@@ -31,6 +32,8 @@ export interface ListedThread extends RunFailure {
 	branch: string | null;
 	worktree_path: string | null;
 	snoozed_until: string | null;
+	/** Whether T3 shows the thread pinned (false on a T3 without pins). */
+	pinned: boolean;
 	background_tasks: number;
 	updated_at: string | null;
 	archived: boolean;
@@ -80,6 +83,7 @@ export async function listedRows(
 			...(failures[i] as RunFailure),
 			...placeShape(thread),
 			snoozed_until: snoozedUntil(thread),
+			pinned: isPinned(thread),
 			background_tasks: backgroundTasks(thread),
 			updated_at: thread.updatedAt ?? null,
 			archived: archived || Boolean(thread.archivedAt),

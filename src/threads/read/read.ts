@@ -16,6 +16,7 @@ import {
 import { forkOrigin, inheritedMessages } from "../../t3/derive/fork-origin.ts";
 import { NO_FAILURE, runFailure } from "../../t3/derive/run-failure.ts";
 import { projectionBackgroundTasks } from "../../t3/derive/stop-target.ts";
+import { isPinned } from "../control/organize.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
 import { chosenTemporary, placeShape } from "../dispatch/workspace.ts";
@@ -141,6 +142,7 @@ export async function readThread(
 			thread.pullRequests !== undefined ? thread : projection.thread,
 		),
 		snoozed_until: snoozedUntil(thread) ?? snoozedUntil(projection.thread),
+		pinned: isPinned(thread),
 		// The projection's rosters are as new as the read; the shell shows them coalesced, later.
 		background_tasks: Math.max(
 			backgroundTasks(located.shell ?? projection.thread),

@@ -185,6 +185,11 @@ export const t3Thread = defineTool({
 			)
 			.describe("Pull requests T3 has linked to the thread."),
 		snoozed_until: z.string().nullable(),
+		pinned: z
+			.boolean()
+			.describe(
+				"Whether T3 shows the thread pinned (t3_manage pin / unpin); false on a T3 without pins.",
+			),
 		background_tasks: z
 			.number()
 			.int()

@@ -98,6 +98,7 @@ export const t3Threads = defineTool({
 					.nullable()
 					.describe("null: the project's root checkout."),
 				snoozed_until: z.string().nullable(),
+				pinned: z.boolean(),
 				background_tasks: z.number().int(),
 				updated_at: z.string().nullable(),
 				archived: z.boolean(),

@@ -52,7 +52,17 @@ const REQUIRED: Record<string, string[]> = {
 	"queue.resume": ["commandId", "threadId"],
 	"queued-run.cancel": ["commandId", "threadId", "runId"],
 	"thread.snooze": ["commandId", "threadId", "snoozedUntil"],
-	"thread.unsnooze": ["commandId", "threadId"],
+	"thread.unsnooze": ["commandId", "threadId", "reason"],
+	"thread.pin": ["commandId", "threadId"],
+	"thread.unpin": ["commandId", "threadId"],
+	"thread.mark-unread": ["commandId", "threadId"],
+	"queued-run.reorder": ["commandId", "threadId", "runId", "beforeRunId"],
+	"queued-message.promote-to-steer": [
+		"commandId",
+		"threadId",
+		"queuedRunId",
+		"targetRunId",
+	],
 	"queued-run.edit": ["commandId", "threadId", "runId", "text"],
 	"thread.fork": FORK_REQUIRED,
 	"prepared-run.retry": ["commandId", "threadId", "runId"],
@@ -62,6 +72,11 @@ const NEWER_COMMANDS: Record<string, SimFeature> = {
 	"thread.fork": "threadFork",
 	"prepared-run.retry": "preparedRunRetry",
 	"queued-run.edit": "queuedRunEdit",
+	// The pre-release has reorder and promote, and snooze, but no pins nor read state
+	// (OBSERVED.md §6.4 items 15 and 17).
+	"thread.pin": "threadPins",
+	"thread.unpin": "threadPins",
+	"thread.mark-unread": "markUnread",
 };
 export const LAUNCH_REQUIRED = [
 	"commandId",

@@ -1,13 +1,14 @@
 /**
  * The commands that act on a thread's runs and its queue (PROTOCOL.md §6.4, §7.3): interrupting
- * a run (optionally holding the queue), resuming a held queue, editing or cancelling a queued
- * follow-up, and retrying a run whose workspace preparation failed.
+ * a run (optionally holding the queue), resuming a held queue, editing, cancelling, reordering
+ * or promoting (into the running run, as a steer) a queued follow-up, and retrying a run whose workspace preparation failed.
  */
 import { TERMINAL_RUN_STATUSES } from "../../../t3/model.ts";
 import { stopBackgroundTasks } from "../../agent/wake-run.ts";
 import { interruptRun } from "../../runs/run-lifecycle.ts";
 import type { CommandHandler } from "../engine-core.ts";
 import { retryPreparation } from "../preparation-retry.ts";
+import { promoteQueued, reorderQueued } from "../queue-order.ts";
 import { editQueuedRun } from "../queued-run-edit.ts";
 import type { Row } from "../rows.ts";
 import { dropRun, holdQueuedRuns, startNextQueued } from "../run-queue.ts";
@@ -83,6 +84,15 @@ export const RUN_COMMANDS: Record<string, CommandHandler> = {
 		dropRun(core, h);
 		return core.store.head();
 	},
+	"queued-run.reorder": (core, thread, c) =>
+		reorderQueued(
+			core,
+			thread,
+			String(c.runId),
+			c.beforeRunId === null ? null : String(c.beforeRunId),
+		),
+	"queued-message.promote-to-steer": (core, thread, c) =>
+		promoteQueued(core, thread, String(c.queuedRunId), String(c.targetRunId)),
 	"prepared-run.retry": (core, thread, c) =>
 		retryPreparation(core.kit, thread, String(c.runId), (h) =>
 			core.handles.set(h.run.id, h),
