@@ -379,40 +379,15 @@ export function manageThread(
 				};
 			}
 			const located = await locateThread(deps, threadId);
-			if (action === "retry_preparation") {
-				const sequence = await retryPreparation(deps, located, runId, t3Reason);
-				await shellCaughtUp(located.entry.machine, sequence);
-				return {
-					threadId,
-					result: await describe(located, action),
-					place: placeOf(located),
-				};
-			}
-			if (action === "cancel_queued" || action === "edit_queued") {
-				const sequence = await changeQueuedRun(
-					deps,
-					located,
-					action,
-					runId,
-					prompt,
-					t3Reason,
-				);
-				await shellCaughtUp(located.entry.machine, sequence);
-				return {
-					threadId,
-					result: await describe(located, action),
-					place: placeOf(located),
-				};
-			}
-			if (action === "reorder_queued" || action === "promote_queued") {
-				const sequence = await orderQueuedRun(
-					deps,
-					located,
-					action,
-					runId,
-					beforeRunId,
-					t3Reason,
-				);
+			const sequence = await sendRunAction(
+				deps,
+				located,
+				action,
+				runId,
+				prompt,
+				beforeRunId,
+			);
+			if (sequence !== undefined) {
 				await shellCaughtUp(located.entry.machine, sequence);
 				return {
 					threadId,
@@ -438,6 +413,39 @@ export function manageThread(
 			note: result.note ?? stored.note ?? null,
 		};
 	});
+}
+
+/**
+ * The actions on one run (retry its preparation, cancel, edit, reorder or promote it): sends
+ * the command and answers the sequence T3 wrote it at; undefined for the other actions.
+ */
+function sendRunAction(
+	deps: ThreadDeps,
+	located: LocatedThread,
+	action: ManageAction,
+	runId: string | undefined,
+	prompt: string | undefined,
+	beforeRunId: string | null | undefined,
+): Promise<number> | undefined {
+	switch (action) {
+		case "retry_preparation":
+			return retryPreparation(deps, located, runId, t3Reason);
+		case "cancel_queued":
+		case "edit_queued":
+			return changeQueuedRun(deps, located, action, runId, prompt, t3Reason);
+		case "reorder_queued":
+		case "promote_queued":
+			return orderQueuedRun(
+				deps,
+				located,
+				action,
+				runId,
+				beforeRunId,
+				t3Reason,
+			);
+		default:
+			return undefined;
+	}
 }
 
 async function applyAction(
