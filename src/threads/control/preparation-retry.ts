@@ -5,13 +5,13 @@
  * without the command (the pre-release engine) is said plainly.
  */
 
-import { checkThreadPath } from "../../rights/run-limits.ts";
 import { runFailure } from "../../t3/derive/run-failure.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
-import { type LocatedThread, readDetail, runtimeModeOf } from "../locate.ts";
+import type { LocatedThread } from "../locate.ts";
 import { isUnsupported, unsupportedError } from "../unsupported.ts";
+import { readHeldToMode } from "./held-read.ts";
 
 /** Sends the retry; returns the sequence T3 wrote it at. */
 export async function retryPreparation(
@@ -21,13 +21,7 @@ export async function retryPreparation(
 	reason: (error: T3Error) => string,
 ): Promise<number> {
 	const { threadId, entry } = located;
-	const { projection } = await readDetail(located, true);
-	checkThreadPath(
-		deps.client,
-		"retry_preparation",
-		threadId,
-		runtimeModeOf(located, projection),
-	);
+	const projection = await readHeldToMode(deps, located, "retry_preparation");
 	const failedPreparing = (id: string) =>
 		runFailure(projection, id, located.shell).error_class ===
 		"workspace_preparation";

@@ -5,13 +5,13 @@
  * queued, a held queue, no running run to steer into) is refused before anything is sent, saying
  * what works instead; a T3 without the command says so, naming the machine.
  */
-import { checkThreadPath } from "../../rights/run-limits.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { Run, ThreadProjection } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
-import { type LocatedThread, readDetail, runtimeModeOf } from "../locate.ts";
+import type { LocatedThread } from "../locate.ts";
 import { isUnsupported, unsupportedError } from "../unsupported.ts";
+import { readHeldToMode } from "./held-read.ts";
 import { queuedRuns } from "./interrupt.ts";
 import { DONE } from "./queued-run.ts";
 
@@ -103,13 +103,7 @@ export async function orderQueuedRun(
 			`run_id: required for action "${action}" (the queued run, from t3_thread queued[].run_id).`,
 		);
 	// A fresh read: the queue may have moved since the caller looked.
-	const { projection } = await readDetail(located, true);
-	checkThreadPath(
-		deps.client,
-		action,
-		threadId,
-		runtimeModeOf(located, projection),
-	);
+	const projection = await readHeldToMode(deps, located, action);
 	const run = queuedRun(projection, threadId, runId, "run_id", action);
 	let command: Record<string, unknown> & { type: string; commandId: string };
 	const base = { commandId: deps.newId(), threadId };

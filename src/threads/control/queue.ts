@@ -3,13 +3,13 @@
  * interrupt with `hold_queue` start in order. Resuming a queue that is not held changes nothing.
  */
 
-import { checkThreadPath } from "../../rights/run-limits.ts";
 import type { OperationPlace } from "../../store/operations.ts";
 import { latestRun } from "../../t3/derive/derive.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
-import { locateThread, placeOf, readDetail, runtimeModeOf } from "../locate.ts";
+import { locateThread, placeOf } from "../locate.ts";
+import { readHeldToMode } from "./held-read.ts";
 import { type QueuedRun, queuedRuns } from "./interrupt.ts";
 import { isPinned } from "./organize.ts";
 
@@ -33,13 +33,7 @@ export async function resumeQueue(
 	threadId: string,
 ): Promise<ResumeQueueResult> {
 	const located = await locateThread(deps, threadId);
-	const { projection } = await readDetail(located, true);
-	checkThreadPath(
-		deps.client,
-		"resume_queue",
-		threadId,
-		runtimeModeOf(located, projection),
-	);
+	const projection = await readHeldToMode(deps, located, "resume_queue");
 	const held = queuedRuns(projection).some((q) => q.held);
 	try {
 		await located.entry.machine.dispatch({

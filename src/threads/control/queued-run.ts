@@ -4,13 +4,13 @@
  * refused before anything is sent, saying what works instead; the pre-release engine lacks
  * the edit (a Die), which is said plainly.
  */
-import { checkThreadPath } from "../../rights/run-limits.ts";
 import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { checkPrompt } from "../dispatch/prompt.ts";
 import { ThreadError } from "../errors.ts";
-import { type LocatedThread, readDetail, runtimeModeOf } from "../locate.ts";
+import type { LocatedThread } from "../locate.ts";
 import { isUnsupported, unsupportedError } from "../unsupported.ts";
+import { readHeldToMode } from "./held-read.ts";
 
 export type QueueAction = "cancel_queued" | "edit_queued";
 
@@ -57,13 +57,7 @@ export async function changeQueuedRun(
 		);
 	const text = action === "edit_queued" ? queuedPrompt(prompt) : undefined;
 	// A fresh read: a run that started a moment ago must not be edited behind the agent's back.
-	const { projection } = await readDetail(located, true);
-	checkThreadPath(
-		deps.client,
-		action,
-		threadId,
-		runtimeModeOf(located, projection),
-	);
+	const projection = await readHeldToMode(deps, located, action);
 	const run = projection.runs.find((r) => r.id === runId);
 	if (!run)
 		throw new ThreadError(
