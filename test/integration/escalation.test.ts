@@ -8,14 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import { fullRights } from "../../src/config/clients.ts";
 import type { ClientConfig } from "../../src/config/types.ts";
 import type { Sim } from "../../src/sim/index.ts";
 import {
 	callTool,
 	connectClient,
 	type Stack,
+	simRequests,
 	startStack,
+	testClient,
 	until,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
@@ -33,14 +34,8 @@ let reader: Client;
 const sim = (): Sim => stack.sim("demo");
 
 beforeAll(async () => {
-	const client = (
-		name: keyof typeof TOKENS,
-		rights: Partial<ClientConfig>,
-	): ClientConfig => ({
-		...fullRights(name, TOKENS[name]),
-		tokenEnv: `${name.toUpperCase()}_TOKEN`,
-		...rights,
-	});
+	const client = (name: keyof typeof TOKENS, rights: Partial<ClientConfig>) =>
+		testClient(name, TOKENS[name], rights);
 	stack = await startStack({
 		machines: [{ name: "demo", projects: ["*"] }],
 		clients: [
@@ -66,25 +61,10 @@ afterAll(async () => {
 });
 
 /** The commands of these types the simulator received since `record(true)`. */
-function commandsSent(...types: string[]): unknown[] {
-	return sim()
-		.frames()
-		.filter((f) => f.dir === "recv")
-		.flatMap(
-			(f) =>
-				(Array.isArray(f.frame) ? f.frame : [f.frame]) as {
-					_tag?: string;
-					tag?: string;
-					payload?: { type?: string };
-				}[],
-		)
-		.filter(
-			(m) =>
-				m._tag === "Request" &&
-				m.tag === "orchestration.dispatchCommand" &&
-				types.includes(m.payload?.type ?? ""),
-		);
-}
+const commandsSent = (...types: string[]): unknown[] =>
+	types.flatMap((type) =>
+		simRequests(sim(), "orchestration.dispatchCommand", type),
+	);
 
 const dispatch = (who: Client, args: Record<string, unknown>) =>
 	callTool<{ thread_id: string; run_id: string; queued: boolean }>(
