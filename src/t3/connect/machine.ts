@@ -155,7 +155,11 @@ export function createMachine(
 			const client = link.rpc;
 			link.rpc = null;
 			client?.close();
-			setState(link, "offline", `${label} is stopped`);
+			setState(
+				link,
+				"offline",
+				`the connection to ${label} was closed by t3code-mcp (it is shutting down, or the machine left the config)`,
+			);
 		},
 		getThread: (threadId) => whileReachable(http.thread(threadId)),
 		openStream(tag, payload, onItem, onEnd) {
