@@ -232,6 +232,7 @@ const machineSchema = z
 					{ error: EXPECT.options },
 				)
 				.optional(),
+			max_active_runs: int(1, 10_000, EXPECT.maxActiveRuns).optional(),
 		},
 		{ error: EXPECT.machine },
 	)

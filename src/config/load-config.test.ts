@@ -55,8 +55,15 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in a machine", async () => {
 		expect(await errorOf(`${MAC}shape = "round"\n`)).toBe(
-			"t3code.toml: machines.mac.shape: unknown key; expected one of url, token_env, token_file, projects, model, options",
+			"t3code.toml: machines.mac.shape: unknown key; expected one of url, token_env, token_file, projects, model, options, max_active_runs",
 		);
+	});
+
+	it("a machine's max_active_runs: a positive integer", async () => {
+		for (const bad of ["0", "-1", "1.5", '"2"'])
+			expect(await errorOf(`${MAC}max_active_runs = ${bad}\n`)).toBe(
+				`t3code.toml: machines.mac.max_active_runs: expected an integer 1-10000, got ${bad}`,
+			);
 	});
 
 	it("unknown key in [server]", async () => {
@@ -365,14 +372,14 @@ log_level = "loud"
 			const e = err as ConfigError;
 			expect(e.message).toBe(
 				[
-					"t3code.toml: machines.mac.colour: unknown key; expected one of url, token_env, token_file, projects, model, options",
+					"t3code.toml: machines.mac.colour: unknown key; expected one of url, token_env, token_file, projects, model, options, max_active_runs",
 					'T3CODE_MCP_PORT: expected an integer 0-65535, got "abc"',
 				].join("\n"),
 			);
 			expect(e.problems).toHaveLength(2);
 			expect(e.key).toBe("machines.mac.colour");
 			expect(e.expected).toBe(
-				"one of url, token_env, token_file, projects, model, options",
+				"one of url, token_env, token_file, projects, model, options, max_active_runs",
 			);
 			expect(e.file).toEndWith("/t3code.toml");
 		}

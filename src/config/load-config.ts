@@ -132,6 +132,9 @@ export async function loadConfig(
 					id,
 					value,
 				})),
+				...(m.max_active_runs === undefined
+					? {}
+					: { maxActiveRuns: m.max_active_runs }),
 			};
 		}),
 	);

@@ -23,6 +23,11 @@ export interface MachineConfig {
 	model: { instanceId: string; model: string } | null;
 	/** `options` table as the model selection's `[{id, value}]` list. */
 	options: { id: string; value: string | boolean }[];
+	/**
+	 * `max_active_runs`: busy threads on this machine at once, whoever started them (CONTRACT.md
+	 * "One pool"); null or absent: unlimited.
+	 */
+	maxActiveRuns?: number | null;
 }
 
 /** T3 Code's own outside-agent access levels, lowest first (CONTRACT.md "Clients and rights"). */
@@ -75,6 +80,28 @@ export interface ServerSettings {
 	logLevel: LogLevel;
 	/** How long audit rows are kept (`[server] audit_days`). */
 	auditDays: number;
+	/**
+	 * How people reach this server (`[server] public_url`, `T3CODE_MCP_PUBLIC_URL`): an http(s)
+	 * origin, no path. Its origin is an accepted `Origin`, its host an accepted `Host`; approval
+	 * links are made under it. Undefined when not set.
+	 */
+	publicUrl?: string | undefined;
+}
+
+/** `[approvals]`: approval links for people (CONTRACT.md "Approval links"). */
+export interface ApprovalsConfig {
+	/** The client (with `approve`) a link decides as. */
+	linkClient: string;
+	/** Where `approval.requested` and `approval.settled` go: the people hook. */
+	hookUrl: string;
+	/** The variable holding the people hook's bearer; null when none. */
+	hookTokenEnv: string | null;
+	/** Its value at load; undefined when unset. */
+	hookToken: string | undefined;
+	/** How long a link stays usable (seconds; default 3600). */
+	linkTtlS: number;
+	/** Decisions a link page offers (snake_case, those T3 offers too); default accept, decline. */
+	decisions: string[];
 }
 
 export interface AppConfig {
@@ -87,4 +114,6 @@ export interface AppConfig {
 	 * Empty: no bearer is asked and every caller has every right (as before clients existed).
 	 */
 	clients: ClientConfig[];
+	/** `[approvals]`, or absent/null when approval links are off. */
+	approvals?: ApprovalsConfig | null;
 }
