@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Env } from "../config/env.ts";
+import { simPromptLines } from "../sim/agent/prompts.ts";
 import { startSim } from "../sim/index.ts";
 import { createLogger } from "../util/log.ts";
 import {
@@ -64,11 +65,10 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 			`  T3 simulator:  ${sim.url} (machine "demo", project "demo")`,
 			"  Add it to Claude Code:",
 			`    claude mcp add --transport http t3code ${server.mcpUrl}${auth}`,
-			'  Prompts the simulated agent understands: "ask me …", "approve …" (runs a command), "edit a file", "big edit", "long task", "fail", "slow", anything else.',
-			'  Requests as T3 0.1.x sends them (approvals need runtime_mode "approval-required"): "approve with options" (choices, one with a warning), "approve after restart" (not resumable), "sign in again" (auth_refresh), "call a client tool" (dynamic_tool), "call a client tool after restart" (a dynamic_tool nobody can answer).',
-			'  Released T3 0.1.x cases: "hit the usage limit" (error_class usage_limit, reset_at, auto_resume), "fail preparing", "run a failing command" (its whole output: t3_thread item_id), "start a background task" (T3 wakes the thread itself: started_by t3).',
+			"  Prompts the simulated agent understands (anywhere in the message, any case):",
+			...simPromptLines("    "),
 			'  As in T3, commands and edits wait for t3_answer only with runtime_mode "approval-required" (commands also with "auto-accept-edits"); the default full-access never asks.',
-			'  Try t3_models on "demo": ready models and options (e.g. codex/gpt-5.6-sol with reasoningEffort), one not signed in (opencode), one without plan mode (grok). "ask me optionally" asks a question you may dismiss; steer or restart a "long task" with t3_dispatch mode (model restartsteer/steady steers only by restart: delivered_as says "restarted").',
+			'  Try t3_models on "demo": ready models and options (e.g. codex/gpt-5.6-sol with reasoningEffort), one not signed in (opencode), one without plan mode (grok). Steer or restart a "long task" with t3_dispatch mode (model restartsteer/steady steers only by restart: delivered_as says "restarted").',
 			'  Parallel work in one project: dispatch "edit a file" three times with workspace "worktree" (each its own branch and worktree), then t3_diff each: only its own change; "git status" in the root checkout shows it untouched. fork_of a thread and ask "what do you remember"; "open a pull request" links one (t3_thread pull_requests).',
 			"  Then try t3_threads (find threads), t3_diff (what a run changed), t3_manage (rename, archive, settle, stop_session), t3_delete.",
 			"  Stop with Ctrl-C.",

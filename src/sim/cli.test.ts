@@ -1,5 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { parseSimFlags } from "./cli.ts";
+import { SIM_PROMPTS } from "./agent/prompts.ts";
+import { parseSimFlags, simHelp } from "./cli.ts";
 import { simHas } from "./compat.ts";
 import { startSim } from "./sim.ts";
 
@@ -37,6 +38,40 @@ describe("sim command flags", () => {
 				{ title: "b", workspaceRoot: "/srv/b" },
 			],
 		});
+	});
+
+	it("--help: the usage line, every flag the parser takes and every prompt the agent understands", () => {
+		const help = simHelp();
+		expect(help).toStartWith("usage: t3code-mcp sim [--host H]");
+		const usage = help.split("\n")[0] as string;
+		const flags = [...usage.matchAll(/\[(--[a-z-]+)( [^\]]+)?\]/g)];
+		expect(flags.map((f) => f[1])).toEqual([
+			"--host",
+			"--port",
+			"--token",
+			"--project",
+			"--protocol",
+			"--step-ms",
+			"--compat",
+			"--pairing",
+		]);
+		for (const [, flag, value] of flags) {
+			// Each one listed is one the parser takes, with a value when the usage shows one.
+			const sample: Record<string, string> = {
+				"--port": "0",
+				"--project": "a=/a",
+				"--protocol": "2",
+				"--step-ms": "1",
+				"--compat": "current",
+			};
+			const argv = value
+				? [flag as string, sample[flag as string] ?? "x"]
+				: [flag as string];
+			expect(() => parseSimFlags(argv)).not.toThrow();
+			expect(help).toContain(`\n  ${flag}`);
+		}
+		for (const p of SIM_PROMPTS) expect(help).toContain(`"${p.prompt}"`);
+		expect(help).toContain("anything else");
 	});
 
 	it("rejects bad flags with a clear message", () => {

@@ -2,10 +2,11 @@
  * `t3code-mcp sim`: run the simulator in the foreground until SIGINT/SIGTERM. Flags:
  * --host H --port P --token T --project TITLE=PATH (repeatable) --protocol 1|2|3 --step-ms N
  * --compat current|prerelease, --pairing (also print a single-use pairing link for `t3code-mcp pair`).
- * Bad flags print a clear message on stderr and exit with code 2; --help prints the usage on
- * stdout and exits 0, as every other command's; an address it cannot listen on is one line and
+ * Bad flags print a clear message on stderr and exit with code 2; --help prints the usage, every
+ * flag and every prompt the simulated agent understands on stdout and exits 0; an address it cannot listen on is one line and
  * exit 3, as for `serve`.
  */
+import { simPromptLines } from "./agent/prompts.ts";
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
 import type { SimOptions } from "./types.ts";
@@ -17,8 +18,78 @@ export class SimUsageError extends Error {
 	}
 }
 
-const USAGE =
-	"usage: t3code-mcp sim [--host H] [--port P] [--token T] [--project TITLE=PATH]... [--protocol 1|2|3] [--step-ms N] [--compat current|prerelease] [--pairing]";
+/** Every flag: the parser, the usage line and `--help` all read this list. */
+const SIM_FLAGS: readonly {
+	flag: string;
+	/** What follows the flag ("" for a switch). */
+	value: string;
+	does: string;
+	repeat?: boolean;
+}[] = [
+	{ flag: "--host", value: "H", does: "listen address (default 127.0.0.1)" },
+	{
+		flag: "--port",
+		value: "P",
+		does: "listen port (default 3773; 0 picks a free one)",
+	},
+	{
+		flag: "--token",
+		value: "T",
+		does: "the bearer clients send (default a random one, printed)",
+	},
+	{
+		flag: "--project",
+		value: "TITLE=PATH",
+		does: "a project (repeatable; default demo=/srv/t3/demo)",
+		repeat: true,
+	},
+	{
+		flag: "--protocol",
+		value: "1|2|3",
+		does: "orchestration protocol (default 2; 3: newer than this connector)",
+	},
+	{
+		flag: "--step-ms",
+		value: "N",
+		does: "pause between the agent's steps in ms (default 20)",
+	},
+	{
+		flag: "--compat",
+		value: SIM_COMPATS.join("|"),
+		does: "current: released T3 0.1.x; prerelease: the pre-release V2 engine",
+	},
+	{
+		flag: "--pairing",
+		value: "",
+		does: "also print a single-use pairing link (for `t3code-mcp pair`)",
+	},
+];
+
+const VALUED = new Set(SIM_FLAGS.filter((f) => f.value).map((f) => f.flag));
+
+const USAGE = `usage: t3code-mcp sim ${SIM_FLAGS.map((f) => `[${f.flag}${f.value ? ` ${f.value}` : ""}]${f.repeat ? "..." : ""}`).join(" ")}`;
+
+/** `sim --help`: the usage line, every flag and every prompt the simulated agent understands. */
+export function simHelp(): string {
+	const names = SIM_FLAGS.map(
+		(f) => `${f.flag}${f.value ? ` ${f.value}` : ""}`,
+	);
+	const width = Math.max(...names.map((n) => n.length));
+	return [
+		USAGE,
+		"",
+		"A standalone simulated T3 Code server; prints its URL and token.",
+		"",
+		"Flags:",
+		...SIM_FLAGS.map(
+			(f, i) => `  ${(names[i] as string).padEnd(width)}  ${f.does}`,
+		),
+		"",
+		"Prompts the simulated agent understands (anywhere in the message, any case):",
+		...simPromptLines("  "),
+		"",
+	].join("\n");
+}
 
 /** `--help` / `-h`: not an error, the usage is the answer. */
 export class SimHelpRequest extends Error {
@@ -56,17 +127,7 @@ export function parseSimFlags(
 			options.pairing = true;
 			continue;
 		}
-		if (
-			![
-				"--host",
-				"--port",
-				"--token",
-				"--project",
-				"--protocol",
-				"--step-ms",
-				"--compat",
-			].includes(flag)
-		) {
+		if (!VALUED.has(flag)) {
 			throw new SimUsageError(`unknown flag "${flag}"\n${USAGE}`);
 		}
 		if (value === undefined || value.startsWith("--"))
@@ -109,7 +170,7 @@ export async function runSimCommand(argv: string[]): Promise<void> {
 		options = parseSimFlags(argv);
 	} catch (error) {
 		if (error instanceof SimHelpRequest) {
-			process.stdout.write(`${USAGE}\n`);
+			process.stdout.write(simHelp());
 			process.exit(0);
 		}
 		if (!(error instanceof SimUsageError)) throw error;
