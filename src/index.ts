@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `healthcheck`,
+ * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `backup`, `healthcheck`,
  * `--version`, `--help` (cli/commands.ts). The only module with process-wide side effects.
  */
 import { parseArgs, UsageError } from "./cli/args.ts";

@@ -1,6 +1,6 @@
 /**
- * The arguments of `check` and `audit`: apart from commands.ts, which loads a command's module
- * only when it runs.
+ * The arguments of `check`, `audit` and `backup`: apart from commands.ts, which loads a
+ * command's module only when it runs.
  */
 import type { ArgSpec } from "./args.ts";
 
@@ -18,4 +18,9 @@ export const AUDIT_ARGS: ArgSpec = {
 		"--thread": { value: true },
 		"--json": { value: false },
 	},
+};
+
+export const BACKUP_ARGS: ArgSpec = {
+	usage: "t3code-mcp backup <file>",
+	positionals: { names: ["<file>"], min: 1 },
 };

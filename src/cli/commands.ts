@@ -5,7 +5,7 @@
  * --help); its module is imported only when it runs, so `serve` starts without the others.
  */
 import type { ArgSpec, ParsedArgs } from "./args.ts";
-import { AUDIT_ARGS, CHECK_ARGS } from "./check-args.ts";
+import { AUDIT_ARGS, BACKUP_ARGS, CHECK_ARGS } from "./check-args.ts";
 import { EXIT, HELP } from "./help.ts";
 
 export interface Command {
@@ -76,6 +76,14 @@ export const COMMANDS: Command[] = [
 		async run(args) {
 			const { runAudit } = await import("./audit.ts");
 			return runAudit(args);
+		},
+	},
+	{
+		name: "backup",
+		args: BACKUP_ARGS,
+		async run(args) {
+			const { runBackup } = await import("./backup.ts");
+			return runBackup(args);
 		},
 	},
 	{

@@ -32,6 +32,8 @@ Commands:
   audit [--since DURATION|ISO] [--client NAME] [--thread ID] [--json]
                    the audit of every change a client asked for (allowed or refused), newest first;
                      --since 7d / 24h / 30m or an ISO time; --json: one object a line
+  backup <file>    copy the state file into a new <file> while the server runs (a consistent sqlite
+                     snapshot; never writes over an existing file); restore it with the server stopped
   healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
   --version        print the version
   --help           this text
@@ -49,6 +51,7 @@ Environment:
   T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
   T3CODE_MCP_TASK_TTL_S      how long an MCP task (a t3_wait answered as a task) lives (default 86400, max 604800)
+  T3CODE_MCP_PING_TIMEOUT_S  silence on a machine's socket after which it is offline (default 10, max 300)
   T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
   T3CODE_MCP_CLIENT          stdio: run as this [clients.<name>] (its rights and reach; default full rights)
   each machine's token_env   that machine's T3 bearer token (or token_file: a file holding it, read at
