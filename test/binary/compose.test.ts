@@ -62,3 +62,15 @@ test("tokens and hook settings come from the host environment, never literal", (
 		);
 	}
 });
+
+test("two clients' tokens are Docker secrets from files, and the header shows the reload", () => {
+	const secrets = (service as unknown as { secrets: string[] }).secrets;
+	expect(secrets).toEqual(["agent_mcp_token", "approver_mcp_token"]);
+	const top = (doc as unknown as { secrets: Record<string, { file: string }> })
+		.secrets;
+	expect(top.agent_mcp_token?.file).toBe("./secrets/agent.token");
+	expect(top.approver_mcp_token?.file).toBe("./secrets/approver.token");
+	expect(text).toContain('token_file = "/run/secrets/agent_mcp_token"');
+	expect(text).toContain('token_file = "/run/secrets/approver_mcp_token"');
+	expect(text).toContain("kill -s HUP t3code-mcp");
+});

@@ -25,6 +25,7 @@ describe("deploy/t3code-mcp.service", () => {
 	test("has the service settings and hardening the issue asks for", () => {
 		for (const line of [
 			"ExecStart=/usr/local/bin/t3code-mcp serve",
+			"ExecReload=/bin/kill -HUP $MAINPID",
 			"DynamicUser=yes",
 			"StateDirectory=t3code-mcp",
 			"ConfigurationDirectory=t3code-mcp",
@@ -47,6 +48,10 @@ describe("deploy/t3code-mcp.service", () => {
 		);
 		// Documented, commented alternatives.
 		expect(text).toMatch(/^#LoadCredential=T3_MAC_TOKEN:/m);
+		// Two clients, each token a credential named by its token_file.
+		expect(text).toMatch(/^#LoadCredential=agent\.token:/m);
+		expect(text).toMatch(/^#LoadCredential=approver\.token:/m);
+		expect(text).toContain('token_file = "agent.token"');
 		expect(text).toMatch(/^#IPAddressAllow=localhost 100\.64\.0\.0\/10/m);
 	});
 
