@@ -53,6 +53,7 @@ describe("sim command flags", () => {
 			"--protocol",
 			"--step-ms",
 			"--compat",
+			"--usage",
 			"--pairing",
 		]);
 		for (const [, flag, value] of flags) {
@@ -63,6 +64,7 @@ describe("sim command flags", () => {
 				"--protocol": "2",
 				"--step-ms": "1",
 				"--compat": "current",
+				"--usage": "codex=session:50",
 			};
 			const argv = value
 				? [flag as string, sample[flag as string] ?? "x"]

@@ -9,7 +9,7 @@
 import { simPromptLines } from "./agent/prompts.ts";
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
-import type { SimOptions } from "./types.ts";
+import type { SimOptions, SimUsageWindow } from "./types.ts";
 
 export class SimUsageError extends Error {
 	constructor(message: string) {
@@ -57,6 +57,12 @@ const SIM_FLAGS: readonly {
 		flag: "--compat",
 		value: SIM_COMPATS.join("|"),
 		does: "current: released T3 0.1.x; prerelease: the pre-release V2 engine",
+	},
+	{
+		flag: "--usage",
+		value: "PROVIDER=KIND:USED_PERCENT[:RESETS_IN_MIN]",
+		does: "a provider's usage window as T3 reports it (repeatable), e.g. claudeAgent=session:100:90",
+		repeat: true,
 	},
 	{
 		flag: "--pairing",
@@ -113,6 +119,22 @@ function integer(
 	return n;
 }
 
+/** `--usage <provider>=<kind>:<used_percent>[:<resets_in_min>]`, e.g. `claudeAgent=session:100:90`. */
+export function parseUsage(value: string): SimUsageWindow {
+	const m = /^([^=\s]+)=([a-z_]+):(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(value);
+	const used = Number(m?.[3]);
+	if (!m || used > 100)
+		throw new SimUsageError(
+			`--usage must look like PROVIDER=KIND:USED_PERCENT[:RESETS_IN_MIN] (percent 0-100), e.g. claudeAgent=session:100:90, got "${value}"`,
+		);
+	return {
+		provider: m[1] as string,
+		kind: m[2] as string,
+		usedPercent: used,
+		...(m[4] === undefined ? {} : { resetsInMin: Number(m[4]) }),
+	};
+}
+
 /** Pure flag parsing, exported for tests. Default port 3773 (T3 Code's usual port). */
 export function parseSimFlags(
 	argv: string[],
@@ -136,6 +158,8 @@ export function parseSimFlags(
 		if (flag === "--host") options.host = value;
 		else if (flag === "--port") options.port = integer(flag, value, 0, 65535);
 		else if (flag === "--token") options.token = value;
+		else if (flag === "--usage")
+			options.usage = [...(options.usage ?? []), parseUsage(value)];
 		else if (flag === "--step-ms")
 			options.stepMs = integer(flag, value, 0, 60_000);
 		else if (flag === "--compat") {

@@ -33,7 +33,9 @@ export type SimFeature =
 	/** `thread.pin` / `thread.unpin` and the shell's `pinnedAt` (OBSERVED.md §6.4 item 17). */
 	| "threadPins"
 	/** `thread.mark-unread` and the shell's `lastVisitedAt` (OBSERVED.md §6.4 item 17). */
-	| "markUnread";
+	| "markUnread"
+	/** Providers' `usageLimits` in `server.getConfig` and `providerStatuses` (USAGE-AND-QUEUES.md §1.1). */
+	| "usageLimits";
 
 export function simHas(compat: SimCompat, _feature: SimFeature): boolean {
 	return compat === "current";

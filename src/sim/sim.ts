@@ -25,6 +25,7 @@ import { createHostile, hostileResponse } from "./wire/hostile.ts";
 import { authInvalid, handleHttp, json } from "./wire/http-routes.ts";
 import { createPairing } from "./wire/pairing.ts";
 import { type ConnData, createConnection } from "./wire/rpc-server.ts";
+import { applyUsageOption, hitUsageLimit, setUsage } from "./wire/usage.ts";
 
 const DEFAULT_PROJECTS = [{ title: "demo", workspaceRoot: "/srv/t3/demo" }];
 
@@ -59,6 +60,8 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		stepMs: options.stepMs ?? 20,
 		compat,
 		queueHolding: options.queueHolding,
+		onUsageLimit: (instanceId, resetAt) =>
+			hitUsageLimit(ctx, instanceId, resetAt),
 	});
 	const now = options.now ?? Date.now;
 	const auth = createAuth(
@@ -102,6 +105,7 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 			requests[key] = (requests[key] ?? 0) + 1;
 		},
 	};
+	applyUsageOption(ctx, options.usage);
 	const sockets = new Set<ServerWebSocket<ConnData>>();
 	let nextConnId = 1;
 	let stopped = false;
@@ -314,5 +318,6 @@ export async function startSim(options: SimOptions = {}): Promise<Sim> {
 		runOutcomes: () => outcomes.all(),
 		setProvider: (instanceId, patch, options) =>
 			setProvider(ctx, instanceId, patch, options?.notify ?? true),
+		setUsage: (instanceId, windows) => setUsage(ctx, instanceId, windows),
 	};
 }

@@ -7,9 +7,11 @@ import type { Scheduler } from "./engine/scheduler.ts";
 import type { RunOutcomeTimes } from "./runs/outcome-times.ts";
 import type { HostileOptions } from "./wire/hostile.ts";
 import type { PairingLinkOptions } from "./wire/pairing.ts";
+import type { SimUsageWindow } from "./wire/usage.ts";
 
 export type { RunOutcomeTimes } from "./runs/outcome-times.ts";
 export type { PairingLinkOptions } from "./wire/pairing.ts";
+export type { SimUsageWindow } from "./wire/usage.ts";
 
 export interface SimProjectOption {
 	id?: string;
@@ -77,6 +79,11 @@ export interface SimOptions {
 	label?: string;
 	/** Clock for token, ticket and pairing-link expiry; default Date.now. */
 	now?: () => number;
+	/**
+	 * Providers' usage windows as T3 reports them (`sim --usage`, wire/usage.ts); a provider
+	 * without any reports none. Ignored by the pre-release engine.
+	 */
+	usage?: SimUsageWindow[];
 }
 
 export interface SimFrame {
@@ -165,5 +172,14 @@ export interface Sim {
 		instanceId: string,
 		patch: Record<string, unknown>,
 		options?: { notify?: boolean },
+	): void;
+	/**
+	 * Sets a provider's usage windows (a window of the same kind is replaced), or `null` for
+	 * none; subscribers of `subscribeServerConfig` hear of it (`providerStatuses`, at most every
+	 * 200 ms). Does nothing on the pre-release engine.
+	 */
+	setUsage(
+		instanceId: string,
+		windows: Omit<SimUsageWindow, "provider">[] | null,
 	): void;
 }

@@ -4,6 +4,7 @@
  * sockets or frames. It knows nothing about MCP.
  */
 import { redact } from "../util/redact.ts";
+import type { ProviderStatus } from "./capabilities/provider-status.ts";
 import type {
 	AttachmentRef,
 	LaunchThreadResult,
@@ -202,6 +203,11 @@ export interface Machine {
 			dataUrl: string;
 		}[];
 	}): Promise<AttachmentRef[]>;
+	/**
+	 * Each provider instance's status and usage limits as `subscribeServerConfig` last pushed
+	 * them (provider-status.ts); null before T3 said anything. Absent on test fakes.
+	 */
+	providers?(): readonly ProviderStatus[] | null;
 	/** RPC `server.getConfig` (provider instances and models). */
 	serverConfig(): Promise<Record<string, unknown>>;
 	/**

@@ -21,6 +21,8 @@ export interface EngineDeps {
 	queueHolding?: boolean;
 	/** Attachments persisted by `assets.persistChatAttachments`, which messages refer to. */
 	attachments?: AttachmentStore;
+	/** A run failed on a usage limit: T3 then reports that provider's session window used up. */
+	onUsageLimit?: (instanceId: string, resetAt: string) => void;
 }
 
 export interface EngineCore {
@@ -76,6 +78,8 @@ export function createEngineCore(
 			if (!heldQueues.has(thread.id)) startNextQueued(core, thread);
 		},
 		selfDispatch,
+		onUsageLimit: (instanceId, resetAt) =>
+			deps.onUsageLimit?.(instanceId, resetAt),
 	};
 	const core: EngineCore = {
 		store,

@@ -260,6 +260,8 @@ export function failRun(
 	h.thread.lastError = message;
 	h.thread.lastErrorClass = released ? detail.class : null;
 	h.thread.usageLimitResetAt = detail.resetAt ?? null;
+	if (released && detail.class === "usage_limit" && detail.resetAt)
+		kit.onUsageLimit?.(h.instanceId, detail.resetAt);
 	if (detail.autoResume && detail.resetAt !== undefined)
 		armLimitRecovery(kit, h, detail.resetAt);
 	setRun(kit, h, { status: "failed", completedAt: at });

@@ -26,6 +26,8 @@ export interface RunKit {
 	onRunFinished(thread: ThreadState, holdQueue: boolean): void;
 	/** A command T3 sends itself (wake runs, wake-run.ts). */
 	selfDispatch(command: Record<string, unknown>): void;
+	/** A run failed on a usage limit (usage.ts puts the provider's session window at 100 %). */
+	onUsageLimit?(instanceId: string, resetAt: string): void;
 }
 
 export interface RunHandle {

@@ -3,20 +3,37 @@
  * reports, and `subscribeServerConfig` (PROTOCOL.md §2.6, §4.4), which T3 uses to tell
  * clients the config changed: first `{version: 1, type: "snapshot", config}`, then
  * `{version: 1, type: "providerStatuses", payload: {providers}}` whenever a provider's
- * status, auth or models change (upstream contracts `ServerConfigStreamEvent`).
+ * status, auth, models or usage change (upstream contracts `ServerConfigStreamEvent`): the
+ * full list each time, at most every 200 ms and never twice the same
+ * (`PROVIDER_STATUS_DEBOUNCE_MS`, USAGE-AND-QUEUES.md §1.2).
  */
 
 import { defaultProviders } from "../agent/providers.ts";
 import type { SimContext } from "../context.ts";
 import { serverConfig } from "./server-config.ts";
 
+export const PROVIDER_STATUS_DEBOUNCE_MS = 200;
+
 export interface SimConfigState {
 	providers: Record<string, unknown>[];
 	listeners: Set<(item: unknown) => void>;
+	/** When the last `providerStatuses` went out (epoch ms), and what it said. */
+	lastPushAt: number;
+	lastPushed: string | null;
+	/** Cancels the push scheduled for the end of the debounce window, if any. */
+	pending: (() => void) | null;
 }
 
-export function createConfigState(): SimConfigState {
-	return { providers: defaultProviders(), listeners: new Set() };
+export function createConfigState(
+	providers: Record<string, unknown>[] = defaultProviders(),
+): SimConfigState {
+	return {
+		providers,
+		listeners: new Set(),
+		lastPushAt: 0,
+		lastPushed: null,
+		pending: null,
+	};
 }
 
 export function openConfigStream(
@@ -49,11 +66,31 @@ export function setProvider(
 		...patch,
 		checkedAt: new Date().toISOString(),
 	};
-	if (!notify) return;
-	const item = {
-		version: 1,
-		type: "providerStatuses",
-		payload: { providers: structuredClone(ctx.config.providers) },
-	};
-	for (const listener of [...ctx.config.listeners]) listener(item);
+	if (notify) notifyProviders(ctx);
+}
+
+/** Pushes the provider list now, or at the end of the debounce window when one went out lately. */
+export function notifyProviders(ctx: SimContext): void {
+	const state = ctx.config;
+	if (state.pending) return; // the scheduled push will carry the newest list
+	const wait = state.lastPushAt + PROVIDER_STATUS_DEBOUNCE_MS - Date.now();
+	if (wait <= 0) {
+		pushProviders(ctx);
+		return;
+	}
+	state.pending = ctx.scheduler.later(wait, () => {
+		state.pending = null;
+		pushProviders(ctx);
+	});
+}
+
+function pushProviders(ctx: SimContext): void {
+	const state = ctx.config;
+	const providers = structuredClone(state.providers);
+	const text = JSON.stringify(providers);
+	if (text === state.lastPushed) return;
+	state.lastPushed = text;
+	state.lastPushAt = Date.now();
+	const item = { version: 1, type: "providerStatuses", payload: { providers } };
+	for (const listener of [...state.listeners]) listener(item);
 }

@@ -92,7 +92,7 @@ function decodeModel(raw: unknown): CatalogModel | undefined {
 }
 
 /** Whether the provider can run a turn now, and the words for why not (or its warning). */
-function readiness(p: Json): { ready: boolean; reason: string | null } {
+export function readiness(p: Json): { ready: boolean; reason: string | null } {
 	const id = str(p.instanceId) ?? "provider";
 	const message = str(p.message);
 	// A provider's message is outside text: masked like any other (redact.ts).

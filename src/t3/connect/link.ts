@@ -7,6 +7,7 @@
 import { notifyAll } from "../../util/listeners.ts";
 import type { Logger } from "../../util/log.ts";
 import { redact } from "../../util/redact.ts";
+import type { ProviderStatus } from "../capabilities/provider-status.ts";
 import {
 	type MachineState,
 	type MachineStatus,
@@ -40,6 +41,11 @@ export interface MachineLink {
 	 * its descriptor's `serverResolvedCommandContext`, else its answer to the probe.
 	 */
 	deliveryIntent: Promise<boolean> | null;
+	/**
+	 * Each provider instance's status and usage as `subscribeServerConfig` last said (kept across
+	 * reconnects until the next snapshot); null before T3 said anything.
+	 */
+	providers: ProviderStatus[] | null;
 }
 
 export function createMachineLink(input: {
@@ -69,6 +75,7 @@ export function createMachineLink(input: {
 		syncTimer: undefined,
 		silentDrop: false,
 		deliveryIntent: null,
+		providers: null,
 	};
 }
 

@@ -257,6 +257,7 @@ export function createMachine(
 				input.attachments.length,
 			);
 		},
+		providers: () => link.providers,
 		async serverConfig() {
 			const value = await sendCommand("server.getConfig", {});
 			if (typeof value !== "object" || value === null) {

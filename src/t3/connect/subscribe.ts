@@ -4,6 +4,11 @@
  * `subscribeServerConfig`, which tells listeners the model catalog is stale.
  */
 
+import {
+	decodeProviderStatuses,
+	noteProviderStatuses,
+} from "../capabilities/provider-status.ts";
+import { isRecord } from "../decode/json.ts";
 import { createUnknownKindReporter } from "../decode/kinded.ts";
 import { decodeShellStreamItem } from "../decode/shell-stream.ts";
 import type { ShellMirror } from "../follow/shell-mirror.ts";
@@ -59,22 +64,41 @@ export function createSubscriptions(
 
 	/**
 	 * `subscribeServerConfig` (PROTOCOL.md §2.6, §4.4): T3 pushes a snapshot, then an item
-	 * whenever providers or settings change; each later item tells listeners the model catalog
-	 * is stale. Servers without it answer with an error, which is only logged.
+	 * whenever providers or settings change. The providers' statuses and usage limits are kept
+	 * (USAGE-AND-QUEUES.md §1.2: `providerStatuses` carries the full list); a later item that
+	 * changes more than usage tells listeners the model catalog is stale. Never asks for
+	 * `usageLimitsCommand` (that flag is not a feed). Servers without the stream answer with an
+	 * error, which is only logged.
 	 */
 	function watchConfig(client: RpcClient): void {
 		let first = true;
+		let shape: string | null = null;
 		client.stream(
 			"subscribeServerConfig",
 			{},
 			(raw) => {
 				if (link.rpc !== client) return;
-				const type = (raw as { type?: unknown } | null)?.type;
+				const item = isRecord(raw) ? raw : {};
+				const type = item.type;
+				const providers =
+					type === "snapshot" && isRecord(item.config)
+						? item.config.providers
+						: type === "providerStatuses" && isRecord(item.payload)
+							? item.payload.providers
+							: undefined;
+				let changed = true;
+				if (Array.isArray(providers)) {
+					link.providers = decodeProviderStatuses(providers, link.providers);
+					noteProviderStatuses();
+					const next = catalogShape(providers);
+					changed = next !== shape;
+					shape = next;
+				}
 				if (first || type === "keybindingsUpdated") {
 					first = false;
 					return;
 				}
-				emitChange(link, { kind: "config" });
+				if (changed) emitChange(link, { kind: "config" });
 			},
 			(end) => {
 				if (link.rpc === client && !end.ok && end.kind !== "disconnected")
@@ -97,4 +121,15 @@ export function createSubscriptions(
 	}
 
 	return { subscribe, watchConfig };
+}
+
+/** The providers as the model catalog reads them: everything but usage and probe times. */
+function catalogShape(providers: unknown[]): string {
+	return JSON.stringify(
+		providers.map((p) => {
+			if (!isRecord(p)) return p;
+			const { usageLimits: _u, checkedAt: _c, ...rest } = p;
+			return rest;
+		}),
+	);
 }
