@@ -1,6 +1,6 @@
 /**
  * The documented drills table (README.md or a docs/ page; today docs/benchmarks.md) shows what
- * `bun run drills` prints: its columns are printed ones, named as printed and in the printed
+ * `npm run drills` prints: its columns are printed ones, named as printed and in the printed
  * order, and it has every count that shows a broken delivery promise (a second id for a run, a
  * lost event).
  */
@@ -28,9 +28,9 @@ const cells = (line: string) =>
 		.split("|")
 		.map((c) => c.trim());
 
-test("the documented drills table has the columns `bun run drills` prints", () => {
+test("the documented drills table has the columns `npm run drills` prints", () => {
 	const printed = (formatTable([]).split("\n")[0] ?? "").trim().split(/\s{2,}/);
-	const at = readme.indexOf("Latest `bun run drills`");
+	const at = readme.indexOf("Latest `npm run drills`");
 	expect(at).toBeGreaterThanOrEqual(0);
 	const lines = readme.slice(at).split("\n");
 	const first = lines.findIndex((l) => l.startsWith("|"));
@@ -47,7 +47,7 @@ test("the documented drills table has the columns `bun run drills` prints", () =
 	}
 	for (const column of ["runs", "duplicates", "extra ids", "lost"])
 		expect(head).toContain(column);
-	// One row per drill `bun run drills` runs, each with a cell per column.
+	// One row per drill `npm run drills` runs, each with a cell per column.
 	const rows = table.slice(2);
 	expect(rows).toHaveLength(7);
 	for (const row of rows) expect(cells(row)).toHaveLength(head.length);
