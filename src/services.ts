@@ -2,12 +2,20 @@
  * Wires the long-lived parts together: the fleet of machines, the state database, the thread
  * operations and event tracking. `index.ts` creates it once; tests create their own.
  */
+import {
+	type ConfigDiff,
+	diffConfig,
+	keepUnchangedClients,
+} from "./config/config-diff.ts";
+import { type Approvals, createApprovals } from "./approvals/approvals.ts";
 import type { AppConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
 import { followWatched } from "./events/follow-watched.ts";
 import { collectDuringBursts } from "./fleet/collect-garbage.ts";
-import { createFleet, type Fleet } from "./fleet/fleet.ts";
+import { createFleet, type Fleet, type FleetChanges } from "./fleet/fleet.ts";
+import { switchableMachine } from "./fleet/switchable-machine.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { forgetClientViews } from "./rights/for-client.ts";
 import { createRunSlots, fleetShells } from "./rights/run-slots.ts";
 import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
@@ -51,12 +59,25 @@ export interface Services {
 	audit: AuditStore;
 	/** Why this process runs without its state file (stdio beside a server), else null. */
 	stateNote: string | null;
+	/** Approval links for people and their own hook (src/approvals). */
+	approvals: Approvals;
 	start(): void;
+	/**
+	 * Applies a config read again (SIGHUP): clients at the next request, machines added,
+	 * removed or reconnected as changed (the others keep their sockets), live `[server]` keys.
+	 */
+	reload(next: AppConfig): Promise<ReloadReport>;
 	/** Makes every wait in progress return its current state now. */
 	beginShutdown(): void;
 	/** Ends waits (they return their current state), closes sockets, then the database. */
 	stop(): Promise<void>;
 }
+
+/** What a reload changed: for the log. */
+export type ReloadReport = ConfigDiff & { machines: FleetChanges };
+
+/** Top-level config parts a reload swaps whole (the rest: `file`, and `[server]` key by key). */
+const SWAPPED_PARTS = new Set(["file", "server"]);
 
 export interface ServiceOptions {
 	version: string;
@@ -116,7 +137,7 @@ export function createServices(
 			0,
 		);
 		return learningSteer(
-			followThreads(makeMachine(machine), {
+			followThreads(switchableMachine(machine, makeMachine), {
 				log,
 				keptViews,
 				...(options.maxFollowedThreads !== undefined
@@ -174,7 +195,7 @@ export function createServices(
 		pollIntervalMs: options.taskPollIntervalMs,
 		maxTasks: options.maxTasks,
 	});
-	return {
+	const services: Services = {
 		version: options.version,
 		config,
 		log,
@@ -187,6 +208,11 @@ export function createServices(
 		writeProbe: createWriteProbe(db),
 		audit: createAuditStore(db, config.server.auditDays),
 		stateNote: options.stateNote ?? null,
+		approvals: createApprovals(() => services, config, {
+			clock,
+			fetch: options.fetch,
+			retryScheduleS: options.retryScheduleS,
+		}),
 		start() {
 			countReconnects(fleet, metrics);
 			stopCollecting = collectDuringBursts(fleet);
@@ -200,7 +226,23 @@ export function createServices(
 				now: () => clock.now(),
 			});
 			events.start();
+			services.approvals.start();
 			tasks.start();
+		},
+		async reload(next) {
+			// Before anything can log or use them: the new secrets are masked too.
+			registerConfigSecrets(next);
+			const diff = diffConfig(config, next);
+			const running = config as unknown as Record<string, unknown>;
+			for (const [key, value] of Object.entries(next))
+				if (!SWAPPED_PARTS.has(key)) running[key] = value;
+			config.clients = keepUnchangedClients(config.clients, next.clients);
+			const server = config.server as unknown as Record<string, unknown>;
+			for (const key of diff.server.applied) server[key] = next.server[key];
+			// Views made for the old clients and machines are dropped: the next request makes anew.
+			forgetClientViews(services);
+			const machines = await fleet.reconcile(next.machines);
+			return { ...diff, machines };
 		},
 		beginShutdown() {
 			shutdown.abort();
@@ -209,6 +251,7 @@ export function createServices(
 			shutdown.abort();
 			stopFollowing();
 			stopCollecting();
+			await services.approvals.stop();
 			await events.stop();
 			await tasks.stop();
 			await fleet.stop();
@@ -217,13 +260,14 @@ export function createServices(
 			state.lock?.release();
 		},
 	};
+	return services;
 }
 
 /** Counts each return to online after the first, per machine (for /metrics). */
 function countReconnects(fleet: Fleet, metrics: Metrics): void {
-	for (const entry of fleet.list()) {
+	fleet.forEachMachine((entry) => {
 		let wasOnline = false;
-		entry.machine.onChange((change) => {
+		return entry.machine.onChange((change) => {
 			if (change.kind !== "state" || change.status.state !== "online") return;
 			if (wasOnline)
 				metrics.inc("t3code_mcp_machine_reconnects_total", {
@@ -231,5 +275,5 @@ function countReconnects(fleet: Fleet, metrics: Metrics): void {
 				});
 			wasOnline = true;
 		});
-	}
+	});
 }

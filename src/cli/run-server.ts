@@ -1,6 +1,5 @@
 /** `serve` and `demo`: run the server until SIGINT/SIGTERM, then stop cleanly (exit 0). */
 
-import { DEFAULT_CLIENT } from "../config/clients.ts";
 import type { Env } from "../config/env.ts";
 import {
 	ConfigError,
@@ -15,7 +14,9 @@ import { startHeapPacer } from "../util/heap-pacer.ts";
 import { createLogger, type Logger } from "../util/log.ts";
 import { urlOrigin } from "../util/redact.ts";
 import { EXIT } from "./help.ts";
+import { reloadOnHangup } from "./reload-on-hangup.ts";
 import { type RunningServer, startServer } from "./serve.ts";
+import { whoMayCall } from "./who-may-call.ts";
 
 /** One line per problem, each saying what to fix; stderr holds nothing else before it. */
 export function configErrorText(error: ConfigError): string {
@@ -86,51 +87,13 @@ export async function runServe(env: Env = process.env): Promise<number> {
 	const server = await startOrExplain(() => startServer(config, { log }));
 	if (typeof server === "number") return server;
 	logListening(config, server, log);
+	const reloader = reloadOnHangup(server.services, log, { env });
 	// One server per process here (tests start several in one, without it).
 	const pacer = startHeapPacer();
-	return runUntilSignal(signalled, server, log, async () => pacer.stop());
-}
-
-/**
- * Exactly who may call `/mcp` (CONTRACT.md "Trust round three"): with `[clients.*]`, the
- * clients that have a token, by name (`default` is `T3CODE_MCP_TOKEN`); else the holder of
- * `T3CODE_MCP_TOKEN`; "open" only when there is neither.
- */
-export function whoMayCall(
-	config: Pick<AppConfig, "clients"> & {
-		server: Pick<AppConfig["server"], "token">;
-	},
-): { mcp: string; clients: string[] } {
-	if (config.clients.length > 0) {
-		const named = (n: string) =>
-			n === DEFAULT_CLIENT ? `${n} (T3CODE_MCP_TOKEN)` : n;
-		const callers = config.clients
-			.filter((c) => c.token !== undefined)
-			.map((c) => c.name);
-		const tokenless = config.clients
-			.filter((c) => c.token === undefined)
-			.map((c) => c.name);
-		const waiting =
-			tokenless.length > 0
-				? `; without a token, so not yet: ${tokenless.join(", ")}`
-				: "";
-		return {
-			mcp:
-				callers.length > 0
-					? `clients only, each with its own bearer: ${callers.map(named).join(", ")}${waiting}`
-					: `no one: no client has a token yet (${tokenless.join(", ")})`,
-			clients: callers,
-		};
-	}
-	if (config.server.token !== undefined)
-		return {
-			mcp: "T3CODE_MCP_TOKEN needed (client default)",
-			clients: [DEFAULT_CLIENT],
-		};
-	return {
-		mcp: "open to anyone who can reach it (no [clients.*], T3CODE_MCP_TOKEN unset)",
-		clients: [],
-	};
+	return runUntilSignal(signalled, server, log, async () => {
+		reloader.stop();
+		pacer.stop();
+	});
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
 import { fullRights } from "../config/clients.ts";
-import { whoMayCall } from "./run-server.ts";
+import { whoMayCall } from "./who-may-call.ts";
 
 const agent = fullRights("agent", "agent-token-0123456789");
 const human = { ...fullRights("human", undefined), tokenEnv: "HUMAN_TOKEN" };

@@ -124,13 +124,13 @@ export function createEvents(deps: EventsDeps): Events {
 		machines,
 		start() {
 			reconcile();
-			for (const entry of deps.fleet.list()) {
-				unsubscribes.push(
+			unsubscribes.push(
+				deps.fleet.forEachMachine((entry) =>
 					entry.machine.onChange((change) => {
 						if (change.kind === "snapshot") reconcile();
 					}),
-				);
-			}
+				),
+			);
 			tracker.start();
 			delivery.start();
 			machines.start();

@@ -26,11 +26,11 @@ export function followWatched(deps: {
 	threads: ThreadStore;
 	now: () => number;
 }): () => void {
-	const stops: (() => void)[] = [];
-	for (const entry of deps.fleet.list()) {
+	return deps.fleet.forEachMachine((entry) => {
+		const stops: (() => void)[] = [];
 		const machine = entry.machine;
 		const follow = machine.follow?.bind(machine);
-		if (!follow) continue;
+		if (!follow) return undefined;
 		const name = entry.config.name;
 		const leases = new Map<string, () => void>();
 		/** Dispatched, not yet seen running: the run id the thread showed before, and until when. */
@@ -105,8 +105,8 @@ export function followWatched(deps: {
 		stops.push(() => {
 			for (const threadId of [...leases.keys()]) release(threadId);
 		});
-	}
-	return () => {
-		for (const stop of stops.splice(0)) stop();
-	};
+		return () => {
+			for (const stop of stops.splice(0)) stop();
+		};
+	});
 }

@@ -179,7 +179,7 @@ export function createMachineEvents(deps: MachineEventsDeps): MachineEvents {
 	};
 
 	const label = (entry: FleetMachine) =>
-		`T3 machine "${entry.config.name}" (${entry.machine.url})`;
+		`T3 machine "${entry.config.name}" (${entry.config.url})`;
 
 	const checkExpiry = (
 		entry: FleetMachine,
@@ -261,14 +261,14 @@ export function createMachineEvents(deps: MachineEventsDeps): MachineEvents {
 	return {
 		start() {
 			stopped = false;
-			for (const entry of deps.fleet.list()) {
-				unsubscribes.push(
-					entry.machine.onChange((change) => {
+			unsubscribes.push(
+				deps.fleet.forEachMachine((entry) => {
+					evaluate(entry);
+					return entry.machine.onChange((change) => {
 						if (change.kind === "state") evaluate(entry);
-					}),
-				);
-				evaluate(entry);
-			}
+					});
+				}),
+			);
 		},
 		async stop() {
 			stopped = true;

@@ -123,10 +123,10 @@ export function createTracker(deps: TrackerDeps): Tracker {
 
 	return {
 		start() {
-			for (const entry of deps.fleet.list()) {
-				const name = entry.config.name;
-				unsubscribes.push(
-					entry.machine.onChange((change) => {
+			unsubscribes.push(
+				deps.fleet.forEachMachine((entry) => {
+					const name = entry.config.name;
+					return entry.machine.onChange((change) => {
 						// Not online (a snapshot being applied): an evaluation would stop at the state
 						// check, and the catch-up at `synchronized` evaluates every watched thread.
 						if (
@@ -155,9 +155,9 @@ export function createTracker(deps: TrackerDeps): Tracker {
 							checkedAt.clear();
 							checkMachine(name);
 						} else if (change.kind === "snapshot") checkedAt.clear();
-					}),
-				);
-			}
+					});
+				}),
+			);
 			for (const entry of deps.fleet.list()) {
 				if (entry.machine.status().state === "online")
 					checkMachine(entry.config.name);

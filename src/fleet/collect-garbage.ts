@@ -76,7 +76,7 @@ export function collectDuringBursts(
 		floor = memorySize();
 	};
 	let cancelQuiet: (() => void) | undefined;
-	const stops = fleet.list().map((entry) =>
+	const stop = fleet.forEachMachine((entry) =>
 		entry.machine.onChange((change) => {
 			if (change.kind !== "snapshot" && change.kind !== "synchronized") return;
 			// After the current task: what the snapshot was decoded from is unreachable by then.
@@ -98,7 +98,7 @@ export function collectDuringBursts(
 		}),
 	);
 	return () => {
-		for (const stop of stops) stop();
+		stop();
 		cancelQuiet?.();
 		cancelQuiet = undefined;
 	};

@@ -27,6 +27,7 @@ export interface ThreadLocation {
 }
 
 export interface Fleet {
+	/** The machines, in config order: the same array until the configured machines change. */
 	list(): FleetMachine[];
 	get(name: string): FleetMachine | undefined;
 	names(): string[];
@@ -47,8 +48,36 @@ export interface Fleet {
 	}): boolean;
 	/** Finds an active thread of an allowlisted project on any machine's shell. */
 	locate(threadId: string): ThreadLocation | undefined;
+	/**
+	 * Calls `attach` for every machine now and for every machine added later (a config
+	 * reload); the cleanup it returns runs when that machine is removed, or for every machine
+	 * when the returned function is called.
+	 */
+	forEachMachine(
+		attach: (entry: FleetMachine) => (() => void) | undefined,
+	): () => void;
 	start(): void;
 	stop(): Promise<void>;
+}
+
+/** What a config reload changed in the fleet (by machine name). */
+export interface FleetChanges {
+	added: string[];
+	removed: string[];
+	/** Its url or token changed: it connects anew. */
+	reconnected: string[];
+	/** Its `projects`, `model`, `options` or caps changed: applied in place. */
+	updated: string[];
+}
+
+/** The fleet the services own: its machines can be changed while it runs (SIGHUP). */
+export interface ManagedFleet extends Fleet {
+	/**
+	 * Makes the fleet's machines these: new ones connect, removed ones stop (their listeners get
+	 * `{kind: "removed"}` first), a changed url or token reconnects, everything else applies in
+	 * place. The other machines keep their sockets.
+	 */
+	reconcile(machines: MachineConfig[]): Promise<FleetChanges>;
 }
 
 /**
@@ -113,33 +142,67 @@ export function allowedProjects(
 	return allowed;
 }
 
-export function createFleet(
-	machines: MachineConfig[],
-	createMachine: (config: MachineConfig) => Machine,
-): Fleet {
-	const entries: FleetMachine[] = machines.map((config) => {
-		const matcher = compileProjectMatcher(config.projects);
-		// Judged once per project object (a shell replaces the object when the project changes):
-		// a listing asks about every project of every machine on each call.
-		const judged = new WeakMap<object, boolean>();
-		const allows = (project: { title: string; workspaceRoot: string }) => {
+/** The project rule of one machine config, judged once per project object. */
+function projectRules(
+	config: MachineConfig,
+): Pick<FleetMachine, "allows" | "allowsPath"> {
+	const matcher = compileProjectMatcher(config.projects);
+	// Judged once per project object (a shell replaces the object when the project changes):
+	// a listing asks about every project of every machine on each call.
+	const judged = new WeakMap<object, boolean>();
+	return {
+		allows(project) {
 			let allowed = judged.get(project);
 			if (allowed === undefined) {
 				allowed = matcher(project);
 				judged.set(project, allowed);
 			}
 			return allowed;
-		};
-		return {
-			config,
-			machine: createMachine(config),
-			allows,
-			allowsPath: compilePathMatcher(config.projects),
-		};
+		},
+		allowsPath: compilePathMatcher(config.projects),
+	};
+}
+
+/** Whether a machine must connect anew for this config (where and as whom it connects). */
+const connectsElsewhere = (a: MachineConfig, b: MachineConfig) =>
+	a.url !== b.url ||
+	a.token !== b.token ||
+	a.tokenEnv !== b.tokenEnv ||
+	a.tokenFile !== b.tokenFile;
+
+export function createFleet(
+	machines: MachineConfig[],
+	createMachine: (config: MachineConfig) => Machine,
+): ManagedFleet {
+	const entryOf = (config: MachineConfig): FleetMachine => ({
+		config,
+		machine: createMachine(config),
+		...projectRules(config),
 	});
-	const byName = new Map(entries.map((e) => [e.config.name, e]));
-	const allowedOf = new WeakMap<ProjectShell[], ProjectShell[]>();
+	let entries: FleetMachine[] = machines.map(entryOf);
+	let byName = new Map(entries.map((e) => [e.config.name, e]));
+	let allowedOf = new WeakMap<ProjectShell[], ProjectShell[]>();
 	let starting = false;
+	let running = false;
+	/** The entries every `forEachMachine` was attached to (added ones join at a reconcile). */
+	const known = new Set(entries);
+	/** Per attach call: the cleanup of each machine it was attached to. */
+	const attached = new Set<{
+		attach: (entry: FleetMachine) => (() => void) | undefined;
+		cleanups: Map<FleetMachine, () => void>;
+	}>();
+	const attachAll = (entry: FleetMachine) => {
+		for (const a of attached) {
+			const cleanup = a.attach(entry);
+			if (cleanup) a.cleanups.set(entry, cleanup);
+		}
+	};
+	const detachAll = (entry: FleetMachine) => {
+		for (const a of attached) {
+			a.cleanups.get(entry)?.();
+			a.cleanups.delete(entry);
+		}
+	};
 
 	const project = (entry: FleetMachine, projectId: string) => {
 		const found = entry.machine.projects().find((p) => p.id === projectId);
@@ -157,8 +220,22 @@ export function createFleet(
 			return entry !== undefined && recordAllowed(entry, record);
 		},
 		locate: (threadId) => locateIn(entries, project, threadId),
+		forEachMachine(attach) {
+			const mine = { attach, cleanups: new Map<FleetMachine, () => void>() };
+			attached.add(mine);
+			for (const entry of entries) {
+				const cleanup = attach(entry);
+				if (cleanup) mine.cleanups.set(entry, cleanup);
+			}
+			return () => {
+				attached.delete(mine);
+				for (const cleanup of mine.cleanups.values()) cleanup();
+				mine.cleanups.clear();
+			};
+		},
 		start() {
 			starting = true;
+			running = true;
 			let next = 0;
 			const startNext = (): void => {
 				const entry = starting ? entries[next++] : undefined;
@@ -170,7 +247,79 @@ export function createFleet(
 		},
 		async stop() {
 			starting = false;
+			running = false;
 			await Promise.all(entries.map((e) => e.machine.stop()));
+		},
+		async reconcile(next) {
+			const changes: FleetChanges = {
+				added: [],
+				removed: [],
+				reconnected: [],
+				updated: [],
+			};
+			const wanted = new Set(next.map((m) => m.name));
+			const gone = entries.filter((e) => !wanted.has(e.config.name));
+			const fresh: FleetMachine[] = [];
+			const stopping: Promise<void>[] = [];
+			const replaced: FleetMachine[] = [];
+			for (const config of next) {
+				const entry = byName.get(config.name);
+				if (!entry) {
+					const added = entryOf(config);
+					fresh.push(added);
+					changes.added.push(config.name);
+					continue;
+				}
+				const before = entry.config;
+				if (connectsElsewhere(before, config)) {
+					// A new connection in place of the old: same entry, so waits and listeners stay.
+					const reconnect = entry.machine.reconnect;
+					if (reconnect) {
+						entry.config = config;
+						Object.assign(entry, projectRules(config));
+						stopping.push(reconnect.call(entry.machine, config));
+					} else {
+						replaced.push(entry);
+						const added = entryOf(config);
+						fresh.push(added);
+					}
+					changes.reconnected.push(config.name);
+				} else if (!Bun.deepEquals(before, config)) {
+					entry.config = config;
+					Object.assign(entry, projectRules(config));
+					changes.updated.push(config.name);
+				}
+				fresh.push(entry);
+			}
+			const removedEntries = [...gone, ...replaced];
+			for (const entry of gone) changes.removed.push(entry.config.name);
+			const kept = fresh.filter((e) => !replaced.includes(e));
+			const unchanged =
+				removedEntries.length === 0 &&
+				changes.added.length === 0 &&
+				changes.reconnected.length === 0 &&
+				changes.updated.length === 0 &&
+				kept.every((e, i) => entries[i] === e);
+			if (unchanged) return changes;
+			entries = kept;
+			byName = new Map(entries.map((e) => [e.config.name, e]));
+			// The allowed-project lists were filtered with the old rules.
+			allowedOf = new WeakMap();
+			for (const entry of removedEntries) {
+				known.delete(entry);
+				detachAll(entry);
+				stopping.push(
+					entry.machine.retire ? entry.machine.retire() : entry.machine.stop(),
+				);
+			}
+			for (const entry of entries)
+				if (!known.has(entry)) {
+					known.add(entry);
+					attachAll(entry);
+					if (running) entry.machine.start();
+				}
+			await Promise.all(stopping);
+			return changes;
 		},
 	};
 }

@@ -23,16 +23,31 @@ export function knownCallers(config: AppConfig): ClientConfig[] | undefined {
 		: [fullRights(DEFAULT_CLIENT, token)];
 }
 
-/** Resolves an `Authorization` header to its client, or undefined (401). */
+/**
+ * Resolves an `Authorization` header to its client, or undefined (401). The clients are read at
+ * each request: a reload that replaced them (SIGHUP) applies to the next one.
+ */
 export function callerMatcher(
 	config: AppConfig,
 ): (authorization: string | undefined) => Promise<ClientConfig | undefined> {
-	const callers = knownCallers(config);
-	const digests = (callers ?? []).map(async (c) => ({
-		client: c,
-		digest: c.token === undefined ? undefined : await sha256(c.token),
-	}));
+	/** What the digests were made from: the clients array, else the one token. */
+	let madeFrom: unknown = {};
+	let callers: ClientConfig[] | undefined;
+	let digests: Promise<{
+		client: ClientConfig;
+		digest: Uint8Array | undefined;
+	}>[] = [];
 	return async function callerOf(authorization) {
+		const source =
+			config.clients.length > 0 ? config.clients : config.server.token;
+		if (source !== madeFrom) {
+			madeFrom = source;
+			callers = knownCallers(config);
+			digests = (callers ?? []).map(async (c) => ({
+				client: c,
+				digest: c.token === undefined ? undefined : await sha256(c.token),
+			}));
+		}
 		if (callers === undefined) return OPEN_CALLER;
 		const match = BEARER.exec(authorization ?? "");
 		const given = await sha256(match?.[1] ?? "");

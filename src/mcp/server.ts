@@ -138,6 +138,7 @@ function register(
 		},
 		async (args: unknown, ctx: ServerContext) => {
 			const context = toolContext(ctx, client);
+			context.via = via;
 			const tasks = taskContext(tool.name, ctx, services, era);
 			if (tasks) context.tasks = tasks;
 			const started = performance.now();
@@ -154,9 +155,12 @@ function register(
 				);
 				if (audited) services.audit.record(row);
 				services.metrics.toolCall(client.name, tool.name, row.result);
-				services.log.debug("tool call", {
-					tool: tool.name,
+				// One line per call for the operator: who, what, where, how it ended, how long;
+				// never the arguments' text (prompts, answers) nor a token.
+				services.log.info("tool call", {
 					client: client.name,
+					tool: tool.name,
+					...callPlace(given, "result" in outcome ? outcome.result : undefined),
 					result: row.result,
 					ms: Math.round(performance.now() - started),
 					origin: context.origin,
@@ -229,6 +233,29 @@ function toolContext(ctx: ServerContext, client: ClientConfig): ToolContext {
 							},
 						});
 					},
+	};
+}
+
+/** Longest machine name or thread id a log line quotes (both are ids, but come from callers). */
+const PLACE_CHARS = 80;
+
+/**
+ * The machine and thread a call was about, for its log line: from the result when it names
+ * them (a placed dispatch, a new thread), else from the arguments; null when neither does.
+ */
+export function callPlace(
+	args: Record<string, unknown>,
+	result: CallToolResult | undefined,
+): { machine: string | null; thread: string | null } {
+	const shaped = (result?.structuredContent ?? {}) as Record<string, unknown>;
+	const first = (...values: unknown[]) => {
+		const found = values.find((v) => typeof v === "string" && v !== "");
+		return typeof found === "string" ? found.slice(0, PLACE_CHARS) : null;
+	};
+	const ids = Array.isArray(args.thread_ids) ? args.thread_ids : [];
+	return {
+		machine: first(shaped.machine, args.machine),
+		thread: first(shaped.thread_id, args.thread_id, ids[0]),
 	};
 }
 

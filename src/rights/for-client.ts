@@ -40,7 +40,8 @@ export function servicesForClient(
 		scoped.set(services, byClient);
 	}
 	const kept = byClient.get(client.name);
-	if (kept) return kept;
+	// A reload may have replaced the client (a new token, other rights): its view with it.
+	if (kept && kept.threadDeps.client === client) return kept;
 	const fleet = scopeFleet(services.fleet, client);
 	const threads = createThreadStore(services.db, (r) => fleet.allowsRecord(r));
 	const operations = namespaced(
@@ -65,6 +66,11 @@ export function servicesForClient(
 	};
 	byClient.set(client.name, view);
 	return view;
+}
+
+/** Drops every client's view (a reload): the next request makes its client's anew. */
+export function forgetClientViews(services: Services): void {
+	scoped.delete(services);
 }
 
 /**

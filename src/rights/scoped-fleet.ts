@@ -78,6 +78,11 @@ export function scopeFleet(fleet: Fleet, client: ClientConfig): Fleet {
 			return mine !== undefined && recordAllowed(mine, record);
 		},
 		locate: (threadId) => locateIn(entries, projectOf, threadId),
+		forEachMachine: (attach) =>
+			fleet.forEachMachine((base) => {
+				const mine = byName.get(base.config.name);
+				return mine ? attach(mine) : undefined;
+			}),
 		// Starting and stopping the machines belongs to the whole fleet, not to a client's view.
 		start: () => undefined,
 		stop: async () => undefined,

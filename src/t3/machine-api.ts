@@ -3,6 +3,7 @@
  * (src/t3) implements it; tools, waits and events depend only on this shape, never on
  * sockets or frames. It knows nothing about MCP.
  */
+import type { MachineConfig } from "../config/types.ts";
 import { redact } from "../util/redact.ts";
 import type { ProviderStatus } from "./capabilities/provider-status.ts";
 import type {
@@ -63,7 +64,9 @@ export type ShellChange =
 	| { kind: "synchronized"; sequence: number }
 	| { kind: "state"; status: MachineStatus }
 	/** T3 said its configuration (providers, models, settings) changed (`subscribeServerConfig`). */
-	| { kind: "config" };
+	| { kind: "config" }
+	/** The machine left the config (a reload): it stops now and is no longer in the fleet. */
+	| { kind: "removed" };
 
 export type T3ErrorCode =
 	| "UNREACHABLE"
@@ -128,6 +131,13 @@ export interface Machine {
 	settled(timeoutMs: number): Promise<void>;
 	start(): void;
 	stop(): Promise<void>;
+	/**
+	 * Connects anew with another config (its url or token changed at a reload): the same
+	 * machine to its listeners, as after a dropped connection. Absent on test fakes.
+	 */
+	reconnect?(config: MachineConfig): Promise<void>;
+	/** Stops for good after telling its listeners `{kind: "removed"}` (left the config). */
+	retire?(): Promise<void>;
 	/**
 	 * HTTP `GET /api/orchestration/threads/:id` (full projection). NOT_FOUND when unknown.
 	 * `covers`: a reader that needs only recent runs accepts a followed bounded window (the

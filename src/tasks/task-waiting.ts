@@ -13,6 +13,7 @@ import {
 	evaluate,
 	locateOrGone,
 	missingResult,
+	removedResult,
 	type Settled,
 } from "../threads/wait/wait.ts";
 import { elapsedS, type TaskRec } from "./task-record.ts";
@@ -169,6 +170,17 @@ export function createTaskWaiting(options: TaskWaitingOptions): TaskWaiting {
 		}, RETRY_MS);
 	}
 
+	/** The threads that working tasks wait on, on that machine. */
+	function threadsOn(machine: string): Set<string> {
+		const found = new Set<string>();
+		for (const rec of tasks.values()) {
+			if (rec.row.status !== "working") continue;
+			for (const place of rec.places)
+				if (place.machine === machine) found.add(place.thread_id);
+		}
+		return found;
+	}
+
 	function onChange(entry: FleetMachine) {
 		return (
 			change: Parameters<Parameters<FleetMachine["machine"]["onChange"]>[0]>[0],
@@ -180,12 +192,13 @@ export function createTaskWaiting(options: TaskWaitingOptions): TaskWaiting {
 				check(id);
 			} else if (change.kind === "thread.removed") {
 				if (byThread.has(change.threadId)) check(change.threadId);
+			} else if (change.kind === "removed") {
+				// Its machine left the config: every task waiting there ends failed now.
+				const name = entry.config.name;
+				for (const threadId of threadsOn(name))
+					settleThread(threadId, { settled: removedResult(threadId, name) });
 			} else if (change.kind === "snapshot" || change.kind === "synchronized") {
-				for (const rec of tasks.values()) {
-					if (rec.row.status !== "working") continue;
-					for (const place of rec.places)
-						if (place.machine === entry.config.name) check(place.thread_id);
-				}
+				for (const threadId of threadsOn(entry.config.name)) check(threadId);
 			}
 		};
 	}
@@ -208,8 +221,11 @@ export function createTaskWaiting(options: TaskWaitingOptions): TaskWaiting {
 		unwatch,
 		check,
 		start() {
-			for (const entry of fleet.list())
-				unsubscribes.push(entry.machine.onChange(onChange(entry)));
+			unsubscribes.push(
+				fleet.forEachMachine((entry) =>
+					entry.machine.onChange(onChange(entry)),
+				),
+			);
 			// Threads on machines already in sync are looked at now; the others on their catch-up.
 			for (const id of byThread.keys()) check(id);
 		},

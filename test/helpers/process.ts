@@ -62,6 +62,8 @@ export interface ProcessOptions {
 	env?: Record<string, string>;
 	/** Command to run instead of the source entry (e.g. the compiled binary). */
 	command?: string[];
+	/** More of `t3code.toml` after the machines (e.g. `[clients.*]` tables). */
+	moreToml?: string;
 }
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -112,6 +114,7 @@ async function startOnce(options: ProcessOptions): Promise<ServerProcess> {
 			"",
 		);
 	}
+	if (options.moreToml) lines.push(options.moreToml);
 	writeFileSync(file, lines.join("\n"));
 	const port = options.env?.T3CODE_MCP_PORT
 		? Number(options.env.T3CODE_MCP_PORT)

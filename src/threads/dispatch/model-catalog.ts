@@ -27,13 +27,17 @@ export interface ModelCatalog {
 export function createModelCatalog(fleet: Fleet): ModelCatalog {
 	/** A read stays here until invalidated: one that was in flight then serves only its callers. */
 	const cache = new Map<string, Promise<CatalogProvider[]>>();
-	for (const entry of fleet.list()) {
+	fleet.forEachMachine((entry) => {
 		const name = entry.config.name;
-		entry.machine.onChange((change) => {
-			if (change.kind === "state" || change.kind === "config")
-				cache.delete(name);
+		const forget = () => cache.delete(name);
+		const unsubscribe = entry.machine.onChange((change) => {
+			if (change.kind === "state" || change.kind === "config") forget();
 		});
-	}
+		return () => {
+			unsubscribe();
+			forget();
+		};
+	});
 	return {
 		providers(entry) {
 			const name = entry.config.name;

@@ -30,22 +30,29 @@ export interface ListPlan {
 /** Shell, state and configuration events seen on the machines watched, all together. */
 let machineEvents = 0;
 const watched = new WeakSet<Machine>();
-/** Fleets whose machines are all watched: a call on one looks at none of them again. */
-const watchedFleets = new WeakSet<Fleet>();
+/**
+ * Machine lists whose machines are all watched, each with a number: a call on one looks at none
+ * of them again, and a reload (a new list) makes a new version.
+ */
+const watchedLists = new WeakMap<FleetMachine[], number>();
+let lists = 0;
 
 /** Where things stand now: a plan made at another version may be out of date. */
 export function planVersion(fleet: Fleet): string {
-	if (!watchedFleets.has(fleet)) {
-		for (const { machine } of fleet.list())
+	const list = fleet.list();
+	let id = watchedLists.get(list);
+	if (id === undefined) {
+		for (const { machine } of list)
 			if (!watched.has(machine)) {
 				watched.add(machine);
 				machine.onChange(() => {
 					machineEvents += 1;
 				});
 			}
-		watchedFleets.add(fleet);
+		id = ++lists;
+		watchedLists.set(list, id);
 	}
-	return `${machineEvents}:${projectListVersion()}`;
+	return `${machineEvents}:${projectListVersion()}:${id}`;
 }
 
 const plans = new WeakMap<Fleet, { version: string; plan: ListPlan }>();

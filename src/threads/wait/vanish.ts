@@ -15,6 +15,11 @@ export function missingError(threadId: string, machine: string): string {
 	return `Thread "${threadId}" is gone from machine "${machine}": T3 no longer has it (deleted outside this connector, or the T3 server lost its state). Its runs cannot be followed any more.`;
 }
 
+/** The error text of a thread whose machine left the config while it was waited on (a reload). */
+export function removedMachineError(threadId: string, machine: string): string {
+	return `Machine "${machine}" was removed from the configuration (config reload) while waiting on thread "${threadId}": the thread cannot be followed from this connector any more. Add the machine back to the config to reach it again.`;
+}
+
 export const isNotFound = (error: unknown): boolean =>
 	error instanceof T3Error && error.code === "NOT_FOUND";
 

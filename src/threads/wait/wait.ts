@@ -42,6 +42,7 @@ import {
 	isOwnDelete,
 	MISSING_STATUS,
 	missingError,
+	removedMachineError,
 	vanishedFrom,
 } from "./vanish.ts";
 
@@ -203,6 +204,12 @@ export async function waitForThreads(
 						change.kind === "synchronized"
 					) {
 						for (const l of located) if (l.entry === entry) check(l.threadId);
+					} else if (change.kind === "removed") {
+						const l = located.find((l) => l.entry === entry) as LocatedThread;
+						finish({
+							...removedResult(l.threadId, entry.config.name),
+							elapsed_s: elapsed(),
+						});
 					}
 				}),
 			);
@@ -308,6 +315,14 @@ export function missingResult(threadId: string, machine: string): Settled {
 		error: missingError(threadId, machine),
 		question: null,
 		...NO_FAILURE,
+	};
+}
+
+/** The result of a wait whose machine left the config (a reload): failed, nothing to follow. */
+export function removedResult(threadId: string, machine: string): Settled {
+	return {
+		...missingResult(threadId, machine),
+		error: removedMachineError(threadId, machine),
 	};
 }
 

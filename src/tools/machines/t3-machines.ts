@@ -83,6 +83,8 @@ export const t3Machines = defineTool({
 		const parts: unknown[] = [
 			stateNote,
 			client,
+			// A new array when a reload changed the machines (fleet.ts).
+			fleet.list(),
 			shownStatusVersion(),
 			projectListVersion(),
 		];
