@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
- * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `backup`, `healthcheck`,
- * `--version`, `--help` (cli/commands.ts). The only module with process-wide side effects.
+ * t3code-mcp command line: `serve` (default), `stdio`, `demo`, `sim`, `check`, `hook`, `backup`,
+ * `healthcheck`, `--version`, `--help` (cli/commands.ts). The only module with process-wide side effects.
  */
 import { parseArgs, UsageError } from "./cli/args.ts";
 import { findCommand } from "./cli/commands.ts";

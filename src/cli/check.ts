@@ -1,7 +1,8 @@
 /**
- * `t3code-mcp check [--json]`: validate the config, probe every machine (check-machine.ts) and
- * the state path, print one line per check with ✓/⚠/✗ and the fix for each ✗ and ⚠. Exit 0 only when
- * everything passes, 1 when a check fails, 3 on a configuration error, 2 on a bad flag.
+ * `t3code-mcp check [--json]`: validate the config, probe every machine (check-machine.ts), the
+ * state path and each hook URL (hook-probe.ts), print one line per check with ✓/⚠/✗ and the fix
+ * for each ✗ and ⚠. Exit 0 only when everything passes, 1 when a check fails, 3 on a
+ * configuration error, 2 on a bad flag.
  */
 import type { Env } from "../config/env.ts";
 import {
@@ -24,6 +25,7 @@ import {
 	probeMachineShell,
 } from "./check-machine.ts";
 import { EXIT } from "./help.ts";
+import { probeUrl, type Reach } from "./hook-probe.ts";
 
 export interface CheckReport {
 	ok: boolean;
@@ -33,6 +35,8 @@ export interface CheckReport {
 
 export interface CheckDeps extends ProbeOptions {
 	env?: Env;
+	/** Connects to a hook URL, sending nothing (default hook-probe.ts). */
+	probeHook?: (url: string) => Promise<Reach>;
 	cwd?: string;
 	write?: (text: string) => void;
 }
@@ -73,16 +77,55 @@ export function stateLockCheck(path: string): CheckResult | undefined {
 	return { name, ok: true, detail: "free: no server is using it now" };
 }
 
-/** Where events go, by origin only (the URL's path often holds a secret). */
-function hookCheck(hookUrl: string | undefined): CheckResult {
-	return {
-		name: "webhook",
-		ok: true,
-		detail:
-			hookUrl === undefined
-				? "not configured: events are recorded, not sent (set T3CODE_MCP_HOOK_URL)"
-				: `events are POSTed to ${urlOrigin(hookUrl)} (the path is not shown)`,
-	};
+/**
+ * Where events go, by origin only (the URL's path often holds a secret), and whether the
+ * receiver accepts a connection now (nothing is sent): ⚠ when not, since it may be down only for
+ * now and the outbox keeps the events until it is back.
+ */
+async function hookCheck(
+	hookUrl: string | undefined,
+	probe: (url: string) => Promise<Reach>,
+): Promise<CheckResult> {
+	const name = "webhook";
+	if (hookUrl === undefined)
+		return {
+			name,
+			ok: true,
+			detail:
+				"not configured: events are recorded, not sent (set T3CODE_MCP_HOOK_URL)",
+		};
+	const where = `events are POSTed to ${urlOrigin(hookUrl)} (the path is not shown)`;
+	const reach = await probe(hookUrl);
+	return reach.ok
+		? { name, ok: true, detail: `${where}; it accepts connections` }
+		: {
+				name,
+				ok: true,
+				warning: true,
+				detail: `${where}, which cannot be reached now: ${reach.reason}`,
+				fix: "start the receiver or correct T3CODE_MCP_HOOK_URL (events wait in the outbox meanwhile); `t3code-mcp hook test` sends it a signed test event",
+			};
+}
+
+/** The people hook of `[approvals]` (approval links), probed the same way. */
+async function approvalsHookCheck(
+	config: AppConfig,
+	probe: (url: string) => Promise<Reach>,
+): Promise<CheckResult | undefined> {
+	const url = config.approvals?.hookUrl;
+	if (url === undefined) return undefined;
+	const name = "approvals hook";
+	const where = `approval links are POSTed to ${urlOrigin(url)} (the path is not shown)`;
+	const reach = await probe(url);
+	return reach.ok
+		? { name, ok: true, detail: `${where}; it accepts connections` }
+		: {
+				name,
+				ok: true,
+				warning: true,
+				detail: `${where}, which cannot be reached now: ${reach.reason}`,
+				fix: "start the receiver or correct hook_url in [approvals]",
+			};
 }
 
 function parseFlags(argv: string[]): { json: boolean } | string {
@@ -199,6 +242,11 @@ export async function runCheck(
 	// Safety net: no detail shows a configured secret, whatever text it quotes.
 	for (const m of machines)
 		for (const c of m.checks) c.detail = maskCredentials(c.detail);
+	const probeHook = deps.probeHook ?? ((url: string) => probeUrl(url));
+	const [eventsHook, peopleHook] = await Promise.all([
+		hookCheck(config.server.hookUrl, probeHook),
+		approvalsHookCheck(config, probeHook),
+	]);
 	const lockCheck = stateLockCheck(config.server.statePath);
 	const openCheck = openMcpCheck(config);
 	const configChecks: CheckResult[] = [
@@ -212,7 +260,8 @@ export async function runCheck(
 		},
 		statePathCheck(config.server.statePath),
 		...(lockCheck ? [lockCheck] : []),
-		hookCheck(config.server.hookUrl),
+		eventsHook,
+		...(peopleHook ? [peopleHook] : []),
 		...(openCheck ? [openCheck] : []),
 		...(await clientChecks(config, online)),
 	];

@@ -7,6 +7,7 @@
 import type { ArgSpec, ParsedArgs } from "./args.ts";
 import { AUDIT_ARGS, BACKUP_ARGS, CHECK_ARGS } from "./check-args.ts";
 import { EXIT, HELP } from "./help.ts";
+import { HOOK_ARGS } from "./hook-args.ts";
 
 export interface Command {
 	name: string;
@@ -84,6 +85,14 @@ export const COMMANDS: Command[] = [
 		async run(args) {
 			const { runBackup } = await import("./backup.ts");
 			return runBackup(args);
+		},
+	},
+	{
+		name: "hook",
+		args: HOOK_ARGS,
+		async run(args) {
+			const { runHook } = await import("./hook.ts");
+			return runHook(args);
 		},
 	},
 	{

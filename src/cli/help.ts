@@ -34,6 +34,9 @@ Commands:
                      --since 7d / 24h / 30m or an ISO time; --json: one object a line
   backup <file>    copy the state file into a new <file> while the server runs (a consistent sqlite
                      snapshot; never writes over an existing file); restore it with the server stopped
+  hook secret      print a new random whsec_… signing secret (for T3CODE_MCP_HOOK_SECRET)
+  hook test        send one signed webhook.test event to the configured hook now (not through the
+                     outbox) and print the receiver's status and time; exit 0 on 2xx, 1 otherwise
   healthcheck      GET the local /healthz; exit 0 when it answers 200 (container health checks)
   --version        print the version
   --help           this text
@@ -58,5 +61,5 @@ Environment:
                              every connect; a bare name is looked up in $CREDENTIALS_DIRECTORY)
 
 Exit codes:
-  0 success · 1 failure (a check failed, healthcheck got no 200, the server failed) · 2 bad command line · 3 bad configuration
+  0 success · 1 failure (a check failed, healthcheck got no 200, hook test got no 2xx, the server failed) · 2 bad command line · 3 bad configuration
 `;

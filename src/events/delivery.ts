@@ -13,7 +13,7 @@ import type { Logger } from "../util/log.ts";
 import { maskJsonText, redact } from "../util/redact.ts";
 import { requestDeadline } from "../util/request-deadline.ts";
 import { parseRetryAfter, retryDelayMs } from "./retry.ts";
-import { signWebhook } from "./signature.ts";
+import { replySnippet, webhookHeaders } from "./webhook-request.ts";
 
 export interface DeliveryOptions {
 	url: string | undefined;
@@ -54,32 +54,6 @@ export interface DeliveryWorker {
 }
 
 const COMPACT_EVERY_MS = 3600_000;
-/** How much of a refusal's body is read: enough for a reason, never a whole error page. */
-const SNIPPET_BYTES = 1024;
-
-/** The start of a reply's body as one line of text, or "" when it has none or cannot be read. */
-async function replySnippet(response: Response): Promise<string> {
-	const reader = response.body?.getReader();
-	if (!reader) return "";
-	const chunks: Uint8Array[] = [];
-	let size = 0;
-	try {
-		while (size < SNIPPET_BYTES) {
-			const { done, value } = await reader.read();
-			if (done) break;
-			chunks.push(value);
-			size += value.byteLength;
-		}
-	} catch {
-		// A body cut off mid-way: keep what arrived.
-	} finally {
-		await reader.cancel().catch(() => {});
-	}
-	const text = new TextDecoder().decode(
-		Buffer.concat(chunks).subarray(0, SNIPPET_BYTES),
-	);
-	return text.replace(/\s+/g, " ").trim();
-}
 const BOOKKEEPING_PAUSE_MS = 5_000;
 
 export function createDeliveryWorker(
@@ -187,21 +161,11 @@ export function createDeliveryWorker(
 		// Masked when stored; once more here, for a secret configured since.
 		const body = maskJsonText(row.body);
 		const timestampS = Math.floor(deps.clock.now() / 1000);
-		const headers: Record<string, string> = {
-			"content-type": "application/json",
-			"user-agent": "t3code-mcp",
-			"webhook-id": row.id,
-			"webhook-timestamp": String(timestampS),
-		};
-		if (options.token) headers.authorization = `Bearer ${options.token}`;
-		if (row.origin !== null) headers["x-conversation-origin"] = row.origin;
-		if (options.secret)
-			headers["webhook-signature"] = signWebhook(
-				options.secret,
-				row.id,
-				timestampS,
-				body,
-			);
+		const headers = webhookHeaders(
+			options,
+			{ id: row.id, origin: row.origin, body },
+			timestampS,
+		);
 		let status = 0;
 		let error: string;
 		let retryAfter: number | undefined;

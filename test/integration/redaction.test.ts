@@ -211,6 +211,11 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 				const code = await runCheck(argv, {
 					env,
 					cwd: dir,
+					// The hook's host is not on loopback: its probe is stubbed, not attempted.
+					probeHook: async () => ({
+						ok: false,
+						reason: "no route to the host",
+					}),
 					write: (t) => {
 						out += t;
 					},
@@ -218,6 +223,7 @@ describe("a T3 server or proxy echoing the Authorization header", () => {
 				expect(code).toBe(1);
 				expect(out).toContain("Bad Gateway");
 				expect(out).toContain("events are POSTed to https://hooks.example");
+				expect(out).toContain("cannot be reached now: no route to the host");
 				expect(out).not.toContain("path-secret-97531");
 				expectNoSecret(out);
 			}
