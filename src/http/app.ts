@@ -6,7 +6,8 @@
 import { Hono } from "hono";
 import type { ClientConfig } from "../config/types.ts";
 import type { Services } from "../services.ts";
-import { type CallerEnv, callerGuard, callerMatcher } from "./callers.ts";
+import { callerMatcher } from "../rights/callers.ts";
+import { type CallerEnv, callerGuard } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";

@@ -2,7 +2,8 @@ import { describe, expect, it } from "bun:test";
 import { Hono } from "hono";
 import { fullRights } from "../config/clients.ts";
 import type { AppConfig, ClientConfig } from "../config/types.ts";
-import { type CallerEnv, callerGuard, callerMatcher } from "./callers.ts";
+import { callerMatcher } from "../rights/callers.ts";
+import { type CallerEnv, callerGuard } from "./callers.ts";
 
 const config = (
 	token: string | undefined,

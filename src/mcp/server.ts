@@ -14,6 +14,13 @@ import { OPEN_CALLER } from "../config/clients.ts";
 import type { ClientConfig } from "../config/types.ts";
 import { servicesForClient } from "../rights/for-client.ts";
 import { RightsError } from "../rights/refusal.ts";
+import {
+	auditRow,
+	forClient,
+	isAudited,
+	mayList,
+	refusal,
+} from "../rights/tool-rights.ts";
 import type { Services } from "../services.ts";
 import type { AuditVia } from "../store/audit.ts";
 import { T3Error } from "../t3/machine-api.ts";
@@ -24,7 +31,6 @@ import { maskCredentials, maskSecrets } from "../util/redact.ts";
 import { cachedSchema } from "./cached-schema.ts";
 import { takeReadAhead } from "./read-ahead.ts";
 import { ToolFailure, toolError } from "./result.ts";
-import { auditRow, forClient, isAudited, mayList, refusal } from "./rights.ts";
 import { installTasks, taskContext } from "./tasks.ts";
 
 const SERVER_NAME = "t3code-mcp";

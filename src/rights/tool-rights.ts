@@ -1,14 +1,23 @@
 /**
- * The rights of a tool call (CONTRACT.md "Clients and rights"), checked before the handler
- * runs, so a refused call sends nothing to T3: the tool's level (`capability_denied`), and the
+ * The rights of a tool call (CONTRACT.md "Clients and rights"), over MCP and in the console,
+ * checked before the handler runs, so a refused call sends nothing to T3: the tool's level (`capability_denied`), and the
  * approver right for `t3_answer` with a `decision`. Then the audit row of every call that
  * changes something, allowed or refused: who, which tool, where, and the result code.
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ClientConfig } from "../config/types.ts";
-import { atLeast, toolNeeds, WATCH_WRITE_LEVEL } from "../rights/levels.ts";
-import { RightsError, whoIs } from "../rights/refusal.ts";
 import type { AuditRow, AuditVia } from "../store/audit.ts";
+import { atLeast, toolNeeds, WATCH_WRITE_LEVEL } from "./levels.ts";
+import { RightsError, whoIs } from "./refusal.ts";
+
+/**
+ * A tool's result as far as rights look at it (the MCP `CallToolResult`, without importing the
+ * MCP layer: the console reads and acts through these rules too).
+ */
+export interface CallToolResult {
+	content: unknown[];
+	structuredContent?: unknown;
+	isError?: boolean;
+}
 
 const CHANGES = new Set([
 	"t3_dispatch",
@@ -142,10 +151,10 @@ function holdsClosed(value: unknown, closed: Map<string, string>): boolean {
  * reason saying who must answer (the question stays pending for them). Other results pass
  * untouched.
  */
-export function forClient(
+export function forClient<R extends CallToolResult>(
 	client: ClientConfig,
-	result: CallToolResult,
-): CallToolResult {
+	result: R,
+): R {
 	const closed = closedKinds(client);
 	if (closed.size === 0 || !result.structuredContent) return result;
 	// Looked for before anything is copied: most results hold no such question, and a copy of
@@ -173,7 +182,7 @@ export function forClient(
 		...result,
 		structuredContent: structured,
 		content:
-			first?.type === "text"
+			(first as { type?: unknown } | undefined)?.type === "text"
 				? [{ type: "text", text: JSON.stringify(structured) }, ...rest]
 				: result.content,
 	};
