@@ -307,10 +307,11 @@ export function createFleet(
 			allowedOf = new WeakMap();
 			for (const entry of removedEntries) {
 				known.delete(entry);
-				detachAll(entry);
+				// Retired first: its listeners hear `removed` (synchronously) before they detach.
 				stopping.push(
 					entry.machine.retire ? entry.machine.retire() : entry.machine.stop(),
 				);
+				detachAll(entry);
 			}
 			for (const entry of entries)
 				if (!known.has(entry)) {

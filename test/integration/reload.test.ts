@@ -18,6 +18,7 @@ import {
 	untilMachineOnline,
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
+import { rawRequest, taskSession } from "../helpers/tasks-client.ts";
 
 /** Reloads the stack's server with a changed copy of its running config. */
 async function reload(stack: Stack, change: (config: AppConfig) => void) {
@@ -225,6 +226,56 @@ describe("reloading machines", () => {
 		} finally {
 			await stack.stop();
 			await moved.stop();
+		}
+	});
+
+	it("a removed machine's MCP task ends failed", async () => {
+		const stack = await startStack({
+			machines: [{ name: "a" }, { name: "b" }],
+			taskPollIntervalMs: 20,
+		});
+		try {
+			const client = await stack.client({ era: "modern" });
+			await untilMachinesOnline(client);
+			const session = taskSession(client, stack.server.mcpUrl);
+			const execution = await session.callTool("t3_dispatch", {
+				machine: "b",
+				project: "demo",
+				prompt: "long task",
+				wait: true,
+			});
+			expect(execution.kind).toBe("task");
+			const taskId = execution.handle?.taskId as string;
+			const get = async () => {
+				const reply = await rawRequest(stack.server.mcpUrl, "tasks/get", {
+					taskId,
+				});
+				if (reply.kind !== "result") throw new Error(reply.error.message);
+				return reply.result as {
+					status: string;
+					result?: { structuredContent?: { wait?: { outcome: string } } };
+				};
+			};
+			expect((await get()).status).toBe("working");
+			await reload(stack, (c) => {
+				c.machines = c.machines.filter((m) => m.name !== "b");
+			});
+			// It ended failed; its thread is now an unknown id, so the task is not found any more.
+			const stored = () =>
+				stack.server.services.db
+					.query("SELECT status, result FROM tasks WHERE task_id = ?")
+					.get(taskId) as { status: string; result: string | null };
+			await until(
+				() => stored().status !== "working",
+				10_000,
+				"the task to end",
+			);
+			expect(stored().status).toBe("completed");
+			expect(stored().result).toContain('"outcome":"failed"');
+			await expect(get()).rejects.toThrow("Task not found");
+			await session.close();
+		} finally {
+			await stack.stop();
 		}
 	});
 });
