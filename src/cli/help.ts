@@ -50,6 +50,7 @@ Environment:
   T3CODE_MCP_ALLOWED_HOSTS   extra Host names accepted (comma list)
   T3CODE_MCP_ALLOWED_ORIGINS browser origins accepted (comma list)
   T3CODE_MCP_HOOK_URL        webhook for events (unset: events are recorded, not sent)
+  T3CODE_MCP_PUBLIC_URL      [server] public_url: how people reach this server (approval links), an origin
   T3CODE_MCP_HOOK_TOKEN      bearer sent with every webhook
   T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
