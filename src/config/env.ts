@@ -128,6 +128,21 @@ export function readServerEnv(
 		} else settings.hookUrl = hookUrl;
 	}
 
+	const publicUrl = envValue(env, "T3CODE_MCP_PUBLIC_URL");
+	if (publicUrl !== undefined) {
+		const parsed = hasUserinfo(publicUrl)
+			? undefined
+			: parseHttpOrigin(publicUrl);
+		if (parsed === undefined)
+			bad(
+				"T3CODE_MCP_PUBLIC_URL",
+				'an http(s) origin without path, query or user:password@, like "https://t3mcp.example.ts.net"',
+				publicUrl,
+				hasUserinfo(publicUrl),
+			);
+		else settings.publicUrl = parsed;
+	}
+
 	const hookToken = envValue(env, "T3CODE_MCP_HOOK_TOKEN");
 	if (hookToken !== undefined) settings.hookToken = hookToken;
 

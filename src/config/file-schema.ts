@@ -10,6 +10,7 @@ import {
 	keyPath,
 } from "./config-error.ts";
 import { patternProblem } from "./fnmatch.ts";
+import { DECISIONS } from "../t3/derive/request-kinds.ts";
 import { ACCESS_LEVELS } from "./types.ts";
 import {
 	hasUserinfo,
@@ -67,6 +68,18 @@ export const EXPECT = {
 	clientMachine: "a non-empty fnmatch pattern on machine names",
 	approve: "true or false",
 	maxActiveRuns: "an integer 1-10000",
+	publicUrl:
+		'an http(s) origin without path, query or user:password@, like "https://t3mcp.example.ts.net"',
+	approvals:
+		"a table with link_client, hook_url, hook_token_env, link_ttl_s and decisions",
+	linkClient: "the name of a [clients.<name>] table with approve = true",
+	peopleHookUrl:
+		'an http(s) URL like "https://gateway.example/hooks/t3code-people"',
+	peopleHookUrlUserinfo:
+		"a URL without user:password@ (send a credential through the variable named by hook_token_env)",
+	linkTtl: "an integer 60-604800 (seconds)",
+	decisions:
+		'a non-empty array of decisions like ["accept", "decline"] (accept, accept_for_session, accept_always, decline, cancel)',
 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -120,8 +133,41 @@ const serverSchema = z.strictObject(
 			error: EXPECT.logLevel,
 		}),
 		audit_days: int(1, 3650, EXPECT.auditDays),
+		public_url: z.string({ error: EXPECT.publicUrl }).transform((s, ctx) => {
+			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.publicUrl);
+			return parseHttpOrigin(s) ?? fail(ctx, s, EXPECT.publicUrl);
+		}),
 	},
 	{ error: EXPECT.server },
+);
+
+/** `[approvals]` (CONTRACT.md "Approval links"); whether link_client exists is checked later. */
+const approvalsSchema = z.strictObject(
+	{
+		link_client: z
+			.string({ error: EXPECT.linkClient })
+			.regex(CLIENT_NAME, { error: EXPECT.linkClient }),
+		hook_url: z.string({ error: EXPECT.peopleHookUrl }).transform((s, ctx) => {
+			if (hasUserinfo(s))
+				return refuseUserinfo(ctx, EXPECT.peopleHookUrlUserinfo);
+			return parseHttpUrl(s) ?? fail(ctx, s, EXPECT.peopleHookUrl);
+		}),
+		hook_token_env: z
+			.string({ error: EXPECT.tokenEnv })
+			.regex(ENV_NAME, { error: EXPECT.tokenEnv })
+			.optional(),
+		link_ttl_s: int(60, 604_800, EXPECT.linkTtl).optional(),
+		decisions: z
+			.array(
+				z.enum(DECISIONS as [string, ...string[]], { error: EXPECT.decisions }),
+				{
+					error: EXPECT.decisions,
+				},
+			)
+			.min(1, { error: EXPECT.decisions })
+			.optional(),
+	},
+	{ error: EXPECT.approvals },
 );
 
 /** A non-empty array of fnmatch patterns, each checked by the project's own matcher. */
@@ -256,11 +302,13 @@ export const fileSchema = z.strictObject({
 			{ error: EXPECT.clients },
 		)
 		.optional(),
+	approvals: approvalsSchema.optional(),
 });
 
 export type FileConfig = z.output<typeof fileSchema>;
 export type FileMachine = z.output<typeof machineSchema>;
 export type FileClient = z.output<typeof clientSchema>;
+export type FileApprovals = z.output<typeof approvalsSchema>;
 
 function fail(ctx: z.RefinementCtx, input: string, expected: string): never {
 	ctx.addIssue({ code: "custom", message: expected, input });
@@ -279,6 +327,7 @@ const KNOWN_KEYS = {
 	server: Object.keys(serverSchema.shape),
 	machine: Object.keys(machineSchema.shape),
 	client: Object.keys(clientSchema.shape),
+	approvals: Object.keys(approvalsSchema.shape),
 };
 
 /**
@@ -320,6 +369,7 @@ export function validateFile(
 			// does: never echoed.
 			const secret =
 				key === "server.hook_url" ||
+				key === "approvals.hook_url" ||
 				(issue.code === "custom" && issue.params?.secret === true);
 			const p = expectedProblem(file, key, issue.message, value, { secret });
 			add(
@@ -341,7 +391,8 @@ function unknownKey(
 	const env = SECRET_SERVER_KEYS[key];
 	const inMachine = parent.length === 2 && parent[0] === "machines";
 	const inClient = parent.length === 2 && parent[0] === "clients";
-	if (env !== undefined && !inMachine && !inClient) {
+	const inApprovals = parent.length === 1 && parent[0] === "approvals";
+	if (env !== undefined && !inMachine && !inClient && !inApprovals) {
 		const expected = `no ${key} in the file; set the ${env} environment variable instead`;
 		return {
 			file,
@@ -367,7 +418,9 @@ function unknownKey(
 				? KNOWN_KEYS.machine
 				: inClient
 					? KNOWN_KEYS.client
-					: KNOWN_KEYS.server;
+					: inApprovals
+						? KNOWN_KEYS.approvals
+						: KNOWN_KEYS.server;
 	const expected = `one of ${known.join(", ")}`;
 	return {
 		file,

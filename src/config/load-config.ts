@@ -6,6 +6,7 @@
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { registerConfigSecrets } from "../util/redact.ts";
+import { readApprovals } from "./approvals.ts";
 import { readClients } from "./clients.ts";
 import { ConfigError, type ConfigProblem } from "./config-error.ts";
 import { credentialToken } from "./credentials.ts";
@@ -101,6 +102,7 @@ export async function loadConfig(
 		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 		auditDays: fs.audit_days ?? DEFAULTS.auditDays,
+		publicUrl: es.publicUrl ?? fs.public_url,
 	};
 
 	// Token files are read together and asynchronously: one that is slow or special (a FIFO)
@@ -150,7 +152,23 @@ export async function loadConfig(
 	if (fromClients.problems.length > 0)
 		throw new ConfigError(fromClients.problems, file);
 
-	const config = { file, server, machines, clients: fromClients.clients };
+	const approvals = readApprovals(
+		fileConfig.approvals,
+		server,
+		fromClients.clients,
+		shown,
+		env,
+	);
+	if (approvals.problems.length > 0)
+		throw new ConfigError(approvals.problems, file);
+
+	const config = {
+		file,
+		server,
+		machines,
+		clients: fromClients.clients,
+		approvals: approvals.value,
+	};
 	// Every command reads its config here: from now on its secrets are masked in any output.
 	registerConfigSecrets(config);
 	return config;

@@ -11,6 +11,7 @@ import { startedByT3 } from "../t3/derive/run-starter.ts";
 import type { Run, ThreadProjection, ThreadShell } from "../t3/model.ts";
 import { placeShape } from "../threads/dispatch/workspace.ts";
 import { appUrl, projectRef } from "../threads/shapes.ts";
+import { answeredEvent } from "./answered-event.ts";
 import { type EventBody, eventId, type StartedBy } from "./event.ts";
 import { outcomeEvents } from "./outcome-events.ts";
 import { questionEvent } from "./question-event.ts";
@@ -129,6 +130,8 @@ export function transitions(
 		out,
 	);
 	const runs = [...projection.runs].sort((a, b) => a.ordinal - b.ordinal);
+	// The answer came before any outcome it let the run reach.
+	answeredEvent(builder, runs);
 	outcomeEvents(builder, runs);
 	questionEvent(builder, runs);
 	return out;

@@ -20,6 +20,8 @@ export function nothingToDo(
 	const needsProjection =
 		TERMINAL_RUN_STATUSES.has(shell.status) ||
 		(requestId !== null && requestId !== record.last_request_id) ||
+		// A request it showed is no longer pending: answered or dismissed (`thread.answered`).
+		(record.last_request_id !== null && requestId !== record.last_request_id) ||
 		(record.last_run_id !== null && shell.latestRunId !== record.last_run_id);
 	// A busy run moving between busy statuses cannot produce an event: nothing to record.
 	// (Persisting every status change cost a synchronous commit per shell update.)

@@ -4,9 +4,11 @@
  * only `index.ts` binds it to `Bun.serve`.
  */
 import { Hono } from "hono";
+import { mountApprovalRoutes } from "../approvals/routes.ts";
 import type { ClientConfig } from "../config/types.ts";
-import type { Services } from "../services.ts";
 import { callerMatcher } from "../rights/callers.ts";
+import type { Services } from "../services.ts";
+import { maskLinkPaths } from "../util/redact.ts";
 import { type CallerEnv, callerGuard } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
@@ -33,24 +35,37 @@ export function createApp(
 
 	const app = new Hono<CallerEnv>();
 	app.onError((error, c) => {
-		services.log.error("http handler failed", { path: c.req.path, error });
+		// The path may be an approval link: its token is masked (every log line's is, too).
+		services.log.error("http handler failed", {
+			path: maskLinkPaths(c.req.path),
+			error,
+		});
 		return c.json({ error: "internal error" }, 500);
 	});
 	// DNS-rebinding and browser checks apply to every route; the bearer only to /mcp and
 	// /metrics, so `healthcheck` and container probes need no secret. Without the bearer,
 	// /healthz says only that the process serves: machine names, reasons and delivery
 	// errors are for the operator.
+	// `public_url` is read at each request: a reload may change it.
+	const publicUrl = () => services.config.server.publicUrl;
 	app.use(
 		"*",
-		hostGuard({ listenHost: server.host, allowedHosts: server.allowedHosts }),
+		hostGuard({
+			listenHost: server.host,
+			allowedHosts: server.allowedHosts,
+			publicUrl,
+		}),
 	);
 	app.use(
 		"*",
 		originGuard({
 			listenHost: server.host,
 			allowedOrigins: server.allowedOrigins,
+			publicUrl,
 		}),
 	);
+	// Approval links for people (src/approvals): the page and its one POST.
+	mountApprovalRoutes(app, services);
 	// A client sees the operator's view of /healthz (machine names, delivery errors) and may
 	// replay the dead letters only with full access.
 	const callerOf = callerMatcher(services.config);

@@ -16,11 +16,31 @@ function normaliseOrigin(origin: string): string | undefined {
 	}
 }
 
+/** `public_url`'s origin, or undefined. */
+function publicOrigin(url: string | undefined): string | undefined {
+	return url === undefined ? undefined : normaliseOrigin(url);
+}
+
+/** `public_url`'s host name (no port), as `hostName` gives it, or undefined. */
+function publicHost(url: string | undefined): string | undefined {
+	if (url === undefined) return undefined;
+	try {
+		return hostName(new URL(url).host);
+	} catch {
+		return undefined;
+	}
+}
+
 export interface OriginGuardOptions {
 	/** The address the server listens on (`T3CODE_MCP_HOST`). */
 	listenHost: string;
 	/** Accepted origins (`T3CODE_MCP_ALLOWED_ORIGINS`). */
 	allowedOrigins: string[];
+	/**
+	 * `[server] public_url`, read at each request (a reload may change it): its origin is
+	 * accepted too, since a person's browser sends it (CONTRACT.md "Approval links").
+	 */
+	publicUrl?: () => string | undefined;
 }
 
 /** Whether `origin` is an http(s) origin whose host is a loopback name, any port. */
@@ -48,6 +68,7 @@ function isLoopbackOrigin(origin: string): boolean {
 export const originGuard = ({
 	listenHost,
 	allowedOrigins,
+	publicUrl,
 }: OriginGuardOptions): MiddlewareHandler => {
 	const allowed = new Set(
 		allowedOrigins.map((o) => normaliseOrigin(o) ?? o.toLowerCase()),
@@ -58,7 +79,9 @@ export const originGuard = ({
 		if (origin !== undefined) {
 			const key = normaliseOrigin(origin) ?? origin.trim().toLowerCase();
 			const ok =
-				allowed.has(key) || (loopbackListen && isLoopbackOrigin(origin));
+				allowed.has(key) ||
+				(loopbackListen && isLoopbackOrigin(origin)) ||
+				publicOrigin(publicUrl?.()) === key;
 			if (!ok) return c.json({ error: "origin not allowed", origin }, 403);
 		}
 		await next();
@@ -70,6 +93,11 @@ export interface HostGuardOptions {
 	listenHost: string;
 	/** Extra accepted `Host` names (`T3CODE_MCP_ALLOWED_HOSTS`), without port. */
 	allowedHosts: string[];
+	/**
+	 * `[server] public_url`, read at each request: its host is accepted too. It does not turn
+	 * the check on where it is off (a container on 0.0.0.0 keeps answering its service name).
+	 */
+	publicUrl?: () => string | undefined;
 }
 
 /**
@@ -83,6 +111,7 @@ export interface HostGuardOptions {
 export const hostGuard = ({
 	listenHost,
 	allowedHosts,
+	publicUrl,
 }: HostGuardOptions): MiddlewareHandler => {
 	const allowed = new Set(
 		allowedHosts.map((h) => hostName(h) ?? h.toLowerCase()),
@@ -93,7 +122,14 @@ export const hostGuard = ({
 			// Bun builds `Request.url` from the Host header; fall back to it when the header is absent.
 			const host = c.req.header("host") ?? new URL(c.req.url).host;
 			const name = hostName(host);
-			if (name === undefined || !(isLoopback(name) || allowed.has(name))) {
+			if (
+				name === undefined ||
+				!(
+					isLoopback(name) ||
+					allowed.has(name) ||
+					name === publicHost(publicUrl?.())
+				)
+			) {
 				return c.json({ error: "host not allowed", host }, 403);
 			}
 		}

@@ -9,6 +9,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
+import { LINKS_TABLE_SQL } from "../approvals/link-store.ts";
 import { maskBoundTexts } from "./masking-net.ts";
 
 /**
@@ -219,6 +220,28 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	// t3_threads asks which machines have vanished threads on every listing: only those rows.
 	"CREATE INDEX IF NOT EXISTS threads_missing_by_machine ON threads(machine) WHERE watched = 0 AND last_status = 'missing';",
 	addAuditDetail,
+	// Approval links (src/approvals): the links' hashed tokens and the people hook's own outbox,
+	// the same shape as `events`, so its delivery never waits behind the agents' hook or
+	// the other way round.
+	`${LINKS_TABLE_SQL}
+	CREATE TABLE IF NOT EXISTS people_events (
+		id TEXT PRIMARY KEY,
+		thread_id TEXT NOT NULL,
+		thread_seq INTEGER NOT NULL,
+		dedupe_key TEXT NOT NULL,
+		type TEXT NOT NULL,
+		origin TEXT,
+		body TEXT NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at INTEGER NOT NULL,
+		last_error TEXT,
+		created_at INTEGER NOT NULL,
+		delivered_at INTEGER,
+		UNIQUE (thread_id, dedupe_key)
+	) STRICT;
+	CREATE INDEX IF NOT EXISTS people_events_pending ON people_events(status, thread_id, thread_seq);
+	CREATE INDEX IF NOT EXISTS people_events_due ON people_events(status, next_attempt_at, created_at);`,
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */

@@ -24,12 +24,15 @@ export interface EventRow {
 	delivered_at: number | null;
 }
 
-export function createOutbox(db: Db) {
+/** The agents' hook reads `events`; the people hook (src/approvals) its own `people_events`. */
+export type OutboxTable = "events" | "people_events";
+
+export function createOutbox(db: Db, table: OutboxTable = "events") {
 	const exists = db.query<{ one: number }, { thread: string; key: string }>(
-		"SELECT 1 AS one FROM events WHERE thread_id = $thread AND dedupe_key = $key",
+		`SELECT 1 AS one FROM ${table} WHERE thread_id = $thread AND dedupe_key = $key`,
 	);
 	const insert = db.query(
-		`INSERT INTO events (id, thread_id, thread_seq, dedupe_key, type, origin, body, status, next_attempt_at, created_at)
+		`INSERT INTO ${table} (id, thread_id, thread_seq, dedupe_key, type, origin, body, status, next_attempt_at, created_at)
 		 VALUES ($id, $thread_id, $thread_seq, $dedupe_key, $type, $origin, $body, 'pending', $created_at, $created_at)`,
 	);
 	// The head of each thread's queue only: one thread's events never overtake each other. Walked
@@ -37,47 +40,51 @@ export function createOutbox(db: Db) {
 	// about `limit` rows however long the backlog (a grouped `SELECT *` read every pending row,
 	// bodies included, on every pump: ~1.7 ms at 300 pending, which a backlog under load reached,
 	// and a slower pump grew the backlog further).
-	const isHead = `NOT EXISTS (SELECT 1 FROM events p WHERE p.status = 'pending' AND p.thread_id = e.thread_id AND p.thread_seq < e.thread_seq)`;
+	const isHead = `NOT EXISTS (SELECT 1 FROM ${table} p WHERE p.status = 'pending' AND p.thread_id = e.thread_id AND p.thread_seq < e.thread_seq)`;
 	const due = db.query<EventRow, { now: number; limit: number; upTo: number }>(
-		`SELECT * FROM events e WHERE e.status = 'pending' AND e.next_attempt_at <= $now AND +e.rowid <= $upTo AND ${isHead}
+		`SELECT * FROM ${table} e WHERE e.status = 'pending' AND e.next_attempt_at <= $now AND +e.rowid <= $upTo AND ${isHead}
 		 ORDER BY e.next_attempt_at, e.created_at LIMIT $limit`,
 	);
 	const lastRowid = db.query<{ last: number | null }, []>(
-		"SELECT max(rowid) AS last FROM events",
+		`SELECT max(rowid) AS last FROM ${table}`,
 	);
 	const nextDue = db.query<{ at: number | null }, []>(
-		`SELECT e.next_attempt_at AS at FROM events e WHERE e.status = 'pending' AND ${isHead}
+		`SELECT e.next_attempt_at AS at FROM ${table} e WHERE e.status = 'pending' AND ${isHead}
 		 ORDER BY e.next_attempt_at LIMIT 1`,
 	);
 	const delivered = db.query(
-		"UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = $now, last_error = NULL WHERE id = $id",
+		`UPDATE ${table} SET status = 'delivered', attempts = attempts + 1, delivered_at = $now, last_error = NULL WHERE id = $id`,
 	);
 	const retry = db.query(
-		"UPDATE events SET attempts = attempts + 1, next_attempt_at = $at, last_error = $error WHERE id = $id",
+		`UPDATE ${table} SET attempts = attempts + 1, next_attempt_at = $at, last_error = $error WHERE id = $id`,
 	);
 	const dead = db.query(
-		"UPDATE events SET status = 'dead', attempts = attempts + 1, last_error = $error WHERE id = $id",
+		`UPDATE ${table} SET status = 'dead', attempts = attempts + 1, last_error = $error WHERE id = $id`,
 	);
 	const replayDead = db.query(
-		"UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = $now WHERE status = 'dead'",
+		`UPDATE ${table} SET status = 'pending', attempts = 0, next_attempt_at = $now WHERE status = 'dead'`,
 	);
 	const compact = db.query(
-		"DELETE FROM events WHERE status = 'delivered' AND delivered_at < $before",
+		`DELETE FROM ${table} WHERE status = 'delivered' AND delivered_at < $before`,
 	);
 	const hold = db.query(
-		"UPDATE events SET status = 'held' WHERE thread_id = $thread AND status = 'pending'",
+		`UPDATE ${table} SET status = 'held' WHERE thread_id = $thread AND status = 'pending'`,
 	);
 	const release = db.query(
-		"UPDATE events SET status = 'pending' WHERE thread_id = $thread AND status = 'held'",
+		`UPDATE ${table} SET status = 'pending' WHERE thread_id = $thread AND status = 'held'`,
 	);
 	const waiting = db.query<
 		{ thread_id: string; status: "pending" | "held" },
 		[]
 	>(
-		"SELECT DISTINCT thread_id, status FROM events WHERE status IN ('pending', 'held')",
+		`SELECT DISTINCT thread_id, status FROM ${table} WHERE status IN ('pending', 'held')`,
 	);
+	const bodyOf = db.query<{ body: string }, { id: string }>(
+		`SELECT body FROM ${table} WHERE id = $id`,
+	);
+	const setBody = db.query(`UPDATE ${table} SET body = $body WHERE id = $id`);
 	const list = db.query<EventRow, { thread: string }>(
-		"SELECT * FROM events WHERE thread_id = $thread ORDER BY thread_seq",
+		`SELECT * FROM ${table} WHERE thread_id = $thread ORDER BY thread_seq`,
 	);
 
 	return {
@@ -126,6 +133,13 @@ export function createOutbox(db: Db) {
 			release.run({ thread: threadId }).changes,
 		/** Threads with rows waiting to be sent (`pending`) or held back (`held`). */
 		waiting: () => waiting.all(),
+		/** Rewrites a row's body (an approval link masked once sent or dead). */
+		rewriteBody(id: string, rewrite: (body: string) => string): void {
+			const row = bodyOf.get({ id });
+			if (!row) return;
+			const body = rewrite(row.body);
+			if (body !== row.body) setBody.run({ id, body });
+		},
 	};
 }
 

@@ -5,7 +5,7 @@
  * that merely begins or ends like a secret (client "agent", token "agent-token-…") stays readable.
  */
 import type { LogLevel } from "../config/types.ts";
-import { maskJsonText, redact, redactOwn } from "./redact.ts";
+import { maskJsonText, maskLinkPaths, redact, redactOwn } from "./redact.ts";
 
 export interface Logger {
 	debug(msg: string, fields?: Record<string, unknown>): void;
@@ -62,14 +62,17 @@ export function createLogger(
 	) => {
 		if (ORDER[lvl] < min) return;
 		// The line itself once more: a class instance's fields are serialised unredacted.
+		// Approval link tokens too (`/a/<token>` in a path or URL): a link is a one-tap approval.
 		write(
-			maskJsonText(
-				JSON.stringify({
-					time: new Date().toISOString(),
-					level: lvl,
-					msg: redactOwn(msg),
-					...redactFields({ ...base, ...fields }),
-				}),
+			maskLinkPaths(
+				maskJsonText(
+					JSON.stringify({
+						time: new Date().toISOString(),
+						level: lvl,
+						msg: redactOwn(msg),
+						...redactFields({ ...base, ...fields }),
+					}),
+				),
 			),
 		);
 	};

@@ -151,7 +151,20 @@ export function registerConfigSecrets(config: AppConfig): void {
 		server.hookToken,
 		server.hookSecret,
 		...(server.hookUrl === undefined ? [] : urlSecrets(server.hookUrl)),
+		config.approvals?.hookToken,
+		...(config.approvals ? urlSecrets(config.approvals.hookUrl) : []),
 	]);
+}
+
+/**
+ * An approval link's path (`/a/<token>`, CONTRACT.md "Approval links") with the token masked.
+ * Tokens are 43 base64url characters; any run of 16 or more after `/a/` is taken for one.
+ */
+const LINK_PATH = /\/a\/[A-Za-z0-9_-]{16,}/g;
+
+/** Masks the token of every approval link path in the text (log lines, stored event bodies). */
+export function maskLinkPaths(text: string): string {
+	return text.includes("/a/") ? text.replace(LINK_PATH, `/a/${MASK}`) : text;
 }
 
 /** A URL's query values, fragment and path segments of 16+ characters (raw and decoded). */

@@ -19,6 +19,7 @@ import { type RunningServer, startServer } from "../../src/cli/serve.ts";
 import { fullRights } from "../../src/config/clients.ts";
 import type {
 	AppConfig,
+	ApprovalsConfig,
 	ClientConfig,
 	MachineConfig,
 	ServerSettings,
@@ -73,6 +74,8 @@ export interface StackOptions {
 	machines?: MachineSpec[];
 	/** `[clients.*]`: callers with their own bearer and rights (none: open, full rights). */
 	clients?: ClientConfig[];
+	/** `[approvals]`: approval links for people (with `server.publicUrl`). */
+	approvals?: ApprovalsConfig;
 	server?: Partial<ServerSettings>;
 	/** Reuse a state file (restart tests). */
 	statePath?: string;
@@ -194,6 +197,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		machines: machines.map((m) => ({ ...m, projects: [...m.projects] })),
 		server: testServerSettings(statePath, options.server),
 		clients: options.clients ?? [],
+		approvals: options.approvals ?? null,
 	});
 	const serviceOptions = {
 		log: options.log ?? silentLogger,
@@ -292,6 +296,7 @@ export async function startStdioStack(options: StackOptions): Promise<Stack> {
 			"taskPollIntervalMs",
 			"maxTasks",
 			"bodyTimeoutMs",
+			"approvals",
 		] as const
 	).filter((k) => options[k] !== undefined);
 	const {

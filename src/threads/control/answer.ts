@@ -4,7 +4,9 @@
  * `dismiss` closes a message-mode question unanswered (`thread.user-input.dismiss`, §6.6).
  */
 
+import { forgetAnswer, noteAnswer } from "../../approvals/answer-notes.ts";
 import { checkThreadPath } from "../../rights/run-limits.ts";
+import type { AuditVia } from "../../store/audit.ts";
 import {
 	pendingQuestion,
 	questionOptionValue,
@@ -24,6 +26,8 @@ export interface AnswerArgs {
 	/** The request the caller means; refused as stale when it is no longer the pending one. */
 	request_id?: string;
 	dismiss?: boolean;
+	/** Who sends it and how, for the events saying the request was answered (answer-notes.ts). */
+	by?: { client: string; via: AuditVia };
 }
 
 /** Requests we already answered, so a second answer is refused clearly even before T3's shell catches up. */
@@ -76,12 +80,14 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 				`dismiss: T3 does not allow dismissing request ${question.request_id} on thread "${args.thread_id}" (the agent waits for a live ${question.kind === "approval" ? "decision" : "answer"}). Answer it with ${question.kind === "approval" ? offeredText : "answers"}, or stop the run with t3_interrupt.`,
 			);
 		}
-		await located.entry.machine.dispatch({
-			type: "thread.user-input.dismiss",
-			commandId: deps.newId(),
-			threadId: args.thread_id,
-			requestId: question.request_id,
-		});
+		await sendNoted(deps, args, question.request_id, null, () =>
+			located.entry.machine.dispatch({
+				type: "thread.user-input.dismiss",
+				commandId: deps.newId(),
+				threadId: args.thread_id,
+				requestId: question.request_id,
+			}),
+		);
 		remember(question.request_id);
 		return {
 			thread_id: args.thread_id,
@@ -194,7 +200,13 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		command.answers = wire;
 	}
 
-	await located.entry.machine.dispatch(command);
+	await sendNoted(
+		deps,
+		args,
+		question.request_id,
+		question.kind === "approval" ? (args.decision ?? null) : null,
+		() => located.entry.machine.dispatch(command),
+	);
 	remember(question.request_id);
 	return {
 		thread_id: args.thread_id,
@@ -202,6 +214,27 @@ export async function answer(deps: ThreadDeps, args: AnswerArgs) {
 		status: "sent" as "sent" | "dismissed",
 		custom,
 	};
+}
+
+/** Sends the answer with a note of who sent it, dropped again when the send fails. */
+async function sendNoted(
+	deps: ThreadDeps,
+	args: AnswerArgs,
+	requestId: string,
+	decision: string | null,
+	send: () => Promise<unknown>,
+): Promise<void> {
+	noteAnswer(args.thread_id, requestId, {
+		decision,
+		client: args.by?.client ?? deps.client?.name ?? null,
+		via: args.by?.via ?? null,
+	});
+	try {
+		await send();
+	} catch (error) {
+		forgetAnswer(args.thread_id, requestId);
+		throw error;
+	}
 }
 
 function remember(requestId: string): void {

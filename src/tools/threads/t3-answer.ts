@@ -55,7 +55,12 @@ export const t3Answer = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler(args, _ctx, { threadDeps }) {
-		return ok(await answer(threadDeps, args));
+	async handler(args, ctx, { threadDeps }) {
+		return ok(
+			await answer(threadDeps, {
+				...args,
+				by: { client: ctx.client.name, via: ctx.via ?? "mcp" },
+			}),
+		);
 	},
 });

@@ -1,0 +1,58 @@
+/**
+ * `thread.answered` (CONTRACT.md "Approval links"): the question or approval a watched thread
+ * showed (its `thread.question` was emitted) is no longer the pending one — answered anywhere,
+ * or dismissed. Who answered comes from the answer's note or the audit (approvals/answer-notes.ts),
+ * null when it was answered in T3 itself. Never a link: links go to the people hook only.
+ */
+import { answeredBy } from "../approvals/answer-notes.ts";
+import { questionKind } from "../t3/derive/request-kinds.ts";
+import type { Run } from "../t3/model.ts";
+import type { EventBody } from "./event.ts";
+import type { EventBuilder } from "./event-building.ts";
+
+/** How far back the audit is searched for the answer (a restart in between). */
+const LOOK_BACK_MS = 7 * 24 * 3600_000;
+
+/** Pushes the event of the request the thread no longer waits for, if it showed one. */
+export function answeredEvent(builder: EventBuilder, runs: Run[]): void {
+	const { deps, entry, record, shell, projection, originOf } = builder;
+	const previous = record.last_request_id;
+	if (previous === null) return;
+	if ((shell.pendingRuntimeRequest?.id ?? null) === previous) return;
+	// Only a request the agents were told about is reported answered.
+	if (!deps.outbox.has(record.thread_id, `request:${previous}`)) return;
+	const row = projection.runtimeRequests.find((r) => r.id === previous);
+	// Still pending in the projection: the shell moved on first; the next evaluation decides.
+	if (row?.status === "pending") return;
+	const by = answeredBy(
+		deps.db,
+		record.thread_id,
+		previous,
+		deps.now() - LOOK_BACK_MS,
+	);
+	const run =
+		runs.find((r) => r.id === shell.activeRunId) ??
+		runs.find((r) => r.id === record.last_run_id) ??
+		runs.at(-1);
+	builder.push(`answered:${previous}`, (id) => {
+		const body = {
+			id,
+			type: "thread.answered",
+			occurred_at: new Date(deps.now()).toISOString(),
+			machine: entry.config.name,
+			thread_id: record.thread_id,
+			request_id: previous,
+			kind: row
+				? questionKind(row.kind)
+				: by.decision !== null
+					? "approval"
+					: "user_input",
+			decision: by.decision,
+			client: by.client,
+			via: by.via,
+			origin: run ? originOf(run.id, run.userMessageId) : record.origin,
+		};
+		// A body of its own (CONTRACT.md), stored like every event's.
+		return body as unknown as EventBody;
+	});
+}

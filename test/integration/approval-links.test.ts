@@ -1,0 +1,452 @@
+/**
+ * Approval links (CONTRACT.md "Approval links") end to end: an approval-required agent's
+ * command on the simulator, the real server with an approver `link_client`, two webhook
+ * receivers (the agents' hook and the people's), and a real headless Chromium on the link page.
+ * Screenshots for docs/people.md are written only with UPDATE_SCREENSHOTS=1.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Browser } from "puppeteer-core";
+import {
+	chromiumPath,
+	launchBrowser,
+	noChromiumMessage,
+} from "../helpers/browser.ts";
+import {
+	type Delivery,
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
+	callTool,
+	connectClient,
+	type Stack,
+	simRequests,
+	startStack,
+	testClient,
+	until,
+	untilMachineOnline,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
+
+const ENTRY = join(import.meta.dir, "../../src/index.ts");
+const SHOTS = join(import.meta.dir, "../../docs/images");
+const PUBLIC = "https://t3mcp.example.ts.net";
+const TOKENS = {
+	agent: "agent-token-0123456789ab",
+	boss: "boss-token-0123456789abc",
+};
+const XSS_TITLE = `Deploy <img src=x onerror="alert('pwned')"> & "quotes"`;
+const chromium = chromiumPath();
+
+let stack: Stack;
+let agents: Receiver;
+let people: Receiver;
+let agent: Client;
+let base: string;
+
+beforeAll(async () => {
+	agents = startReceiver();
+	people = startReceiver();
+	stack = await startStack({
+		clients: [
+			testClient("agent", TOKENS.agent, {
+				access: "approval-required",
+				approve: false,
+			}),
+			testClient("boss", TOKENS.boss, { access: "read-only", approve: true }),
+		],
+		server: {
+			hookUrl: agents.url,
+			hookSecret: TEST_SECRET,
+			publicUrl: PUBLIC,
+		},
+		approvals: {
+			linkClient: "boss",
+			hookUrl: people.url,
+			hookTokenEnv: null,
+			hookToken: undefined,
+			linkTtlS: 3600,
+			decisions: ["accept", "decline"],
+		},
+	});
+	stack.sim().record(true);
+	base = new URL(stack.server.mcpUrl).origin;
+	agent = await connectClient(stack.server.mcpUrl, {
+		authorization: `Bearer ${TOKENS.agent}`,
+	});
+	await untilMachinesOnline(agent);
+});
+
+afterAll(async () => {
+	await agent?.close();
+	await stack?.stop();
+	await agents?.stop();
+	await people?.stop();
+});
+
+const ofThread = (receiver: Receiver, threadId: string, type?: string) =>
+	receiver.deliveries.filter(
+		(d) =>
+			d.body.thread_id === threadId &&
+			(type === undefined || d.body.type === type),
+	);
+
+/** The approval_url as this test reaches it: the server's own address instead of public_url. */
+const local = (url: string) => url.replace(PUBLIC, base);
+
+/** Dispatches the sim's "run a command" as the agent and waits for its link on the people hook. */
+async function requestLink(title = "run ls") {
+	const dispatched = await callTool<{ thread_id: string }>(
+		agent,
+		"t3_dispatch",
+		{ machine: "demo", project: "demo", prompt: "run a command", title },
+	);
+	expect(dispatched.isError, dispatched.text).toBe(false);
+	const threadId = dispatched.data.thread_id;
+	await until(
+		() => ofThread(people, threadId, "approval.requested").length === 1,
+		10_000,
+		"approval.requested on the people hook",
+	);
+	const delivery = ofThread(
+		people,
+		threadId,
+		"approval.requested",
+	)[0] as Delivery;
+	const url = String(delivery.body.approval_url);
+	return { threadId, delivery, url, localUrl: local(url) };
+}
+
+const responds = (threadId: string) =>
+	simRequests(
+		stack.sim(),
+		"orchestration.dispatchCommand",
+		"runtime-request.respond",
+	).filter((p) => p.threadId === threadId);
+
+const post = (url: string, decision: string, origin: string | null = base) =>
+	fetch(url, {
+		method: "POST",
+		headers: {
+			"content-type": "application/x-www-form-urlencoded",
+			...(origin === null ? {} : { origin }),
+		},
+		body: `decision=${encodeURIComponent(decision)}`,
+	});
+
+/** `t3code-mcp audit --json` on the stack's state file. */
+function auditRows(): Record<string, unknown>[] {
+	const config = join(stack.dir, `audit-${Math.random()}.toml`);
+	writeFileSync(
+		config,
+		`[server]\nstate = ${JSON.stringify(stack.statePath)}\n`,
+	);
+	const run = Bun.spawnSync(["bun", ENTRY, "audit", "--json"], {
+		env: { ...process.env, T3CODE_MCP_CONFIG: config },
+	});
+	expect(run.exitCode, run.stderr.toString()).toBe(0);
+	return run.stdout
+		.toString()
+		.trim()
+		.split("\n")
+		.filter((l) => l !== "")
+		.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe("a link on the people hook only", () => {
+	let link: Awaited<ReturnType<typeof requestLink>>;
+	beforeAll(async () => {
+		link = await requestLink();
+	});
+
+	test("approval.requested: signed, under public_url, with the approval's decisions", async () => {
+		const { delivery, url, threadId } = link;
+		expect(delivery.verified).toBe(true);
+		expect(url).toMatch(
+			/^https:\/\/t3mcp\.example\.ts\.net\/a\/[A-Za-z0-9_-]{43}$/,
+		);
+		expect(delivery.body).toMatchObject({
+			type: "approval.requested",
+			machine: "demo",
+			thread_id: threadId,
+			project: { title: "demo" },
+			title: "run ls",
+			client: "agent",
+			question: {
+				decisions: [
+					{ decision: "accept", label: "Accept", warning: null },
+					{ decision: "decline", label: "Decline", warning: null },
+				],
+			},
+		});
+		expect(Date.parse(String(delivery.body.expires_at))).toBeGreaterThan(
+			Date.now(),
+		);
+		// Never routed into a conversation: no origin header on the people hook.
+		expect(delivery.headers["x-conversation-origin"]).toBeUndefined();
+	});
+
+	test("the agents' hook gets the question, and no event there carries a link", async () => {
+		await until(
+			() => ofThread(agents, link.threadId, "thread.question").length === 1,
+			10_000,
+			"thread.question on the agents' hook",
+		);
+		for (const d of agents.deliveries) {
+			expect(d.raw).not.toContain("/a/");
+			expect(d.raw).not.toContain("approval_url");
+			expect(d.body.type).not.toStartWith("approval.");
+		}
+		const token = link.url.split("/a/")[1] as string;
+		const shown = await callTool(agent, "t3_thread", {
+			thread_id: link.threadId,
+		});
+		expect(shown.text).not.toContain(token);
+	});
+
+	test("two GETs decide nothing; the page is a script-free, framing-proof form", async () => {
+		for (let i = 0; i < 2; i++) {
+			const res = await fetch(link.localUrl);
+			expect(res.status).toBe(200);
+			expect(res.headers.get("content-security-policy")).toBe(
+				"default-src 'self'; frame-ancestors 'none'",
+			);
+			expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+			const html = await res.text();
+			expect(html).toContain(
+				'<button type="submit" name="decision" value="accept"',
+			);
+			expect(html).not.toContain("<script");
+			expect(html).not.toContain("style=");
+		}
+		expect(responds(link.threadId)).toHaveLength(0);
+		expect(ofThread(people, link.threadId, "approval.settled")).toHaveLength(0);
+	});
+
+	test("a POST from a foreign Origin is 403 and sends nothing", async () => {
+		const res = await post(link.localUrl, "accept", "http://evil.example");
+		expect(res.status).toBe(403);
+		expect(responds(link.threadId)).toHaveLength(0);
+	});
+
+	test("an unknown token is a 404 page", async () => {
+		const res = await fetch(`${base}/a/${"A".repeat(43)}`);
+		expect(res.status).toBe(404);
+		expect(await res.text()).toContain("This link is not valid");
+	});
+});
+
+describe.skipIf(chromium === undefined)("in a real browser", () => {
+	let browser: Browser;
+	let link: Awaited<ReturnType<typeof requestLink>>;
+	beforeAll(async () => {
+		browser = await launchBrowser(chromium as string);
+		link = await requestLink(XSS_TITLE);
+	});
+	afterAll(async () => {
+		await browser?.close();
+	});
+
+	test("the title renders as text (no dialog), the page fits 360 px, Accept completes the run", async () => {
+		const page = await browser.newPage();
+		const dialogs: string[] = [];
+		page.on("dialog", async (dialog) => {
+			dialogs.push(dialog.message());
+			await dialog.dismiss();
+		});
+		await page.setViewport({ width: 360, height: 780, deviceScaleFactor: 2 });
+		await page.goto(link.localUrl, { waitUntil: "load" });
+		expect(await page.$$eval("img", (imgs) => imgs.length)).toBe(0);
+		const text = await page.$eval("main", (m) => m.textContent ?? "");
+		expect(text).toContain(XSS_TITLE);
+		// Evaluated in the page (a string: this file is not compiled against the DOM's types).
+		const widths = (await page.evaluate(
+			"({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+		)) as { scroll: number; client: number };
+		expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+		// The stylesheet came from the server (CSP allows no inline style).
+		const background = await page.evaluate(
+			"getComputedStyle(document.querySelector('button[name=decision][value=accept]')).backgroundColor",
+		);
+		expect(background).toBe("rgb(26, 127, 55)");
+		if (process.env.UPDATE_SCREENSHOTS === "1") {
+			mkdirSync(SHOTS, { recursive: true });
+			await page.screenshot({
+				path: join(SHOTS, "approval-link.png"),
+				fullPage: true,
+			});
+		}
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("button[name=decision][value=accept]"),
+		]);
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Decided: Accept, by client boss",
+		);
+		if (process.env.UPDATE_SCREENSHOTS === "1")
+			await page.screenshot({
+				path: join(SHOTS, "approval-link-decided.png"),
+				fullPage: true,
+			});
+		expect(dialogs).toEqual([]);
+		await page.close();
+
+		await until(
+			() => ofThread(agents, link.threadId, "thread.completed").length === 1,
+			10_000,
+			"the run to complete",
+		);
+		expect(responds(link.threadId)).toHaveLength(1);
+	});
+
+	test("approval.settled follows on the people hook, thread.answered on the agents' hook", async () => {
+		await until(
+			() => ofThread(people, link.threadId, "approval.settled").length === 1,
+			10_000,
+			"approval.settled",
+		);
+		const settled = ofThread(people, link.threadId, "approval.settled")[0];
+		expect(settled?.verified).toBe(true);
+		expect(settled?.body).toMatchObject({
+			type: "approval.settled",
+			thread_id: link.threadId,
+			request_id: (link.delivery.body.question as { request_id: string })
+				.request_id,
+			decision: "accept",
+			client: "boss",
+			via: "link",
+		});
+		await until(
+			() => ofThread(agents, link.threadId, "thread.answered").length === 1,
+			10_000,
+			"thread.answered",
+		);
+		const answered = ofThread(agents, link.threadId, "thread.answered")[0];
+		expect(answered?.body).toMatchObject({
+			type: "thread.answered",
+			machine: "demo",
+			kind: "approval",
+			decision: "accept",
+			client: "boss",
+			via: "link",
+		});
+		expect(answered?.raw).not.toContain("/a/");
+	});
+
+	test("the reopened link offers no decision", async () => {
+		const page = await browser.newPage();
+		await page.goto(link.localUrl, { waitUntil: "load" });
+		expect(await page.$$("button[name=decision]")).toHaveLength(0);
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Decided: Accept",
+		);
+		await page.close();
+	});
+
+	test("the audit has the decision as the link client, via link", () => {
+		const rows = auditRows().filter((r) => r.thread_id === link.threadId);
+		expect(rows).toContainEqual(
+			expect.objectContaining({
+				client: "boss",
+				tool: "t3_answer",
+				via: "link",
+				detail: "accept",
+				result: "ok",
+			}),
+		);
+	});
+});
+
+if (chromium === undefined) test.skip(noChromiumMessage(), () => {});
+
+describe("deciding once", () => {
+	test("two POSTs at once decide once; the second sees who decided", async () => {
+		const link = await requestLink();
+		const [a, b] = await Promise.all([
+			post(link.localUrl, "decline"),
+			post(link.localUrl, "decline"),
+		]);
+		const statuses = [a.status, b.status].sort();
+		expect(statuses).toEqual([200, 409]);
+		const second = a.status === 409 ? await a.text() : await b.text();
+		expect(second).not.toContain('name="decision"');
+		await until(
+			() => ofThread(agents, link.threadId, "thread.completed").length === 1,
+			10_000,
+			"the declined run to end",
+		);
+		expect(responds(link.threadId)).toHaveLength(1);
+		const again = await post(link.localUrl, "accept");
+		expect(again.status).toBe(409);
+		expect(await again.text()).toContain("Decided: Decline, by client boss");
+		expect(responds(link.threadId)).toHaveLength(1);
+	});
+
+	test("answered elsewhere: the link says so and decides nothing", async () => {
+		const link = await requestLink();
+		const boss = await connectClient(stack.server.mcpUrl, {
+			authorization: `Bearer ${TOKENS.boss}`,
+		});
+		const answered = await callTool(boss, "t3_answer", {
+			thread_id: link.threadId,
+			decision: "accept",
+		});
+		expect(answered.isError, answered.text).toBe(false);
+		await boss.close();
+		await until(
+			() => ofThread(people, link.threadId, "approval.settled").length === 1,
+			10_000,
+			"approval.settled",
+		);
+		expect(
+			ofThread(people, link.threadId, "approval.settled")[0]?.body,
+		).toMatchObject({ decision: "accept", client: "boss", via: "mcp" });
+		const page = await fetch(link.localUrl);
+		const html = await page.text();
+		expect(html).toContain("Already answered elsewhere");
+		expect(html).not.toContain('name="decision"');
+		const res = await post(link.localUrl, "decline");
+		expect(res.status).toBe(409);
+		expect(responds(link.threadId)).toHaveLength(1);
+	});
+
+	test("a machine that cannot be reached keeps the link usable", async () => {
+		const link = await requestLink();
+		const sim = stack.sim();
+		sim.revokeToken(sim.token);
+		sim.dropSockets();
+		await until(
+			() =>
+				stack.server.services.fleet.get("demo")?.machine.status().state !==
+				"online",
+			10_000,
+			"demo not online",
+		);
+		const failed = await post(link.localUrl, "accept");
+		expect(failed.status).toBe(503);
+		const html = await failed.text();
+		expect(html).toContain("This link still works");
+		expect(html).toContain('name="decision" value="accept"');
+		sim.restoreToken(sim.token);
+		await untilMachineOnline(agent, "demo");
+		const res = await post(link.localUrl, "accept");
+		expect(res.status).toBe(200);
+		expect(await res.text()).toContain("Decided: Accept");
+		await until(
+			() => ofThread(agents, link.threadId, "thread.completed").length === 1,
+			15_000,
+			"the run to complete",
+		);
+		const rows = auditRows().filter(
+			(r) => r.thread_id === link.threadId && r.tool === "t3_answer",
+		);
+		expect(rows.map((r) => [r.result, r.client, r.via]).sort()).toEqual([
+			["machine_offline", "boss", "link"],
+			["ok", "boss", "link"],
+		]);
+	});
+});
