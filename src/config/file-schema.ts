@@ -4,13 +4,13 @@
  * wording lives beside the rule it explains. Environment variables are not handled here.
  */
 import { z } from "zod";
+import { DECISIONS } from "../t3/derive/request-kinds.ts";
 import {
 	type ConfigProblem,
 	expectedProblem,
 	keyPath,
 } from "./config-error.ts";
 import { patternProblem } from "./fnmatch.ts";
-import { DECISIONS } from "../t3/derive/request-kinds.ts";
 import { ACCESS_LEVELS } from "./types.ts";
 import {
 	hasUserinfo,

@@ -8,8 +8,8 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
 import { LINKS_TABLE_SQL } from "../approvals/link-store.ts";
+import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
 import { maskBoundTexts } from "./masking-net.ts";
 
 /**
