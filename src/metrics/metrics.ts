@@ -47,6 +47,8 @@ export function createMetrics(): Metrics {
 		t3code_mcp_delivery_attempts_total: "Webhook delivery attempts by result",
 		t3code_mcp_follow_fallbacks_total:
 			"Threads that could not be followed on their own stream (bound reached, stream lost)",
+		t3code_mcp_placements_total:
+			"New threads a machine pattern placed, by the machine chosen",
 		t3code_mcp_event_delivery_latency_seconds:
 			"From event recorded to webhook 2xx",
 	};

@@ -28,6 +28,7 @@ const TOOL_LEVELS: Record<string, AccessLevel> = {
 	t3_wait: "read-only",
 	t3_diff: "read-only",
 	t3_watch: "read-only",
+	t3_usage: "read-only",
 	t3_dispatch: "approval-required",
 	t3_answer: "approval-required",
 	t3_interrupt: "approval-required",

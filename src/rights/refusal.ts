@@ -10,7 +10,13 @@ export type RefusalCode =
 	| "capability_denied"
 	| "runtime_mode_escalation_denied"
 	| "approval_denied"
-	| "max_active_runs_reached";
+	| "max_active_runs_reached"
+	/** A pattern dispatch no candidate machine has room for now (CONTRACT.md "One pool"). */
+	| "no_capacity"
+	/** A pattern dispatch no reached machine could ever take: none has the project. */
+	| "no_project"
+	/** A `machine` pattern that matches no machine the client reaches. */
+	| "no_machine";
 
 export class RightsError extends ThreadError {
 	constructor(

@@ -98,7 +98,10 @@ export function createRunSlots(view: ShellView, now: () => number) {
 	}
 
 	/** The threads holding a cap now: busy ones, plus reservations not yet shown (by thread). */
-	function holding(cap: RunCap): { ids: Set<string>; pending: number } {
+	function holding(cap: Pick<RunCap, "key" | "threads">): {
+		ids: Set<string>;
+		pending: number;
+	} {
 		const ids = new Set<string>();
 		for (const t of cap.threads()) if (isBusy(t)) ids.add(t.threadId);
 		let pending = 0;
@@ -172,6 +175,14 @@ export function createRunSlots(view: ShellView, now: () => number) {
 					for (const cap of counting) held.get(cap.key)?.delete(r);
 				},
 			};
+		},
+		/**
+		 * The busy threads a cap counts now: those its shells show busy plus slots they do not
+		 * show yet (placement's room and order, `active_runs`). Synchronous, like `take`.
+		 */
+		count(cap: Pick<RunCap, "key" | "threads">): number {
+			const { ids, pending } = holding(cap);
+			return ids.size + pending;
 		},
 		/** How many slots a cap holds that the shells do not show yet (tests, metrics). */
 		pending(key: string): number {

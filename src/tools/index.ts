@@ -4,6 +4,7 @@ import { t3Machines } from "./machines/t3-machines.ts";
 import { t3Models } from "./machines/t3-models.ts";
 import { t3ProjectAdd } from "./machines/t3-project-add.ts";
 import { t3Projects } from "./machines/t3-projects.ts";
+import { t3Usage } from "./machines/t3-usage.ts";
 import { t3Answer } from "./threads/t3-answer.ts";
 import { t3Delete } from "./threads/t3-delete.ts";
 import { t3Diff } from "./threads/t3-diff.ts";
@@ -30,4 +31,5 @@ export const tools: ToolDefinition[] = [
 	t3Manage,
 	t3Delete,
 	t3Diff,
+	t3Usage,
 ];

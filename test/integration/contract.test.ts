@@ -46,6 +46,7 @@ test("tool schemas (legacy era listing)", async () => {
 		"t3_manage",
 		"t3_delete",
 		"t3_diff",
+		"t3_usage",
 	]);
 	for (const tool of tools) {
 		expect({
@@ -114,6 +115,7 @@ test("result shapes of every tool", async () => {
 		return result.data;
 	};
 	shapes.t3_machines = shapeOf(await take("t3_machines", {}));
+	shapes.t3_usage = shapeOf(await take("t3_usage", {}));
 	shapes.t3_projects = shapeOf(await take("t3_projects", { machine: "demo" }));
 	shapes.t3_models = shapeOf(await take("t3_models", { machine: "demo" }));
 	shapes.t3_project_add = shapeOf(

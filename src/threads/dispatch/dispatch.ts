@@ -13,10 +13,18 @@
  * fork-dispatch.ts, or reuse.ts for a key used before).
  */
 
+import type { FleetMachine } from "../../fleet/fleet.ts";
+import { machineCap } from "../../pool/capacity.ts";
+import {
+	isMachinePattern,
+	type Placement,
+	place,
+} from "../../pool/placement.ts";
 import { clientCap } from "../../rights/run-limits.ts";
-import { type RunSlot, slotsOf } from "../../rights/run-slots.ts";
+import { type RunCap, type RunSlot, slotsOf } from "../../rights/run-slots.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
+import { chooseModel } from "../resolve.ts";
 import type { ProjectRef } from "../shapes.ts";
 import { type AttachmentArg, checkAttachments } from "./attachments.ts";
 import { TOOL } from "./claim.ts";
@@ -57,6 +65,11 @@ export interface DispatchArgs {
 	fork_run_id?: string;
 	/** Files sent with the message (attachments.ts). */
 	attachments?: AttachmentArg[];
+	/**
+	 * When no machine has room now: `refuse` (the default until holding lands, "One pool, part
+	 * two"); `hold` is refused alike for now.
+	 */
+	when_busy?: "hold" | "refuse";
 }
 
 export type DispatchResult = {
@@ -78,6 +91,8 @@ export type DispatchResult = {
 	branch_temporary: boolean;
 	/** The thread this one was forked from, or null. */
 	forked_from: string | null;
+	/** Where a `machine` pattern placed the new thread and why (pool/placement.ts); null for a named machine. */
+	placement: Placement | null;
 };
 
 export async function dispatch(
@@ -88,17 +103,20 @@ export async function dispatch(
 	checkPrompt(args.prompt);
 	checkAttachments(args.attachments);
 	const keyed = keyArgument(args);
-	let held: ReturnType<typeof takeSlot>;
+	let held: ReturnType<typeof takeSlot> | undefined;
 	try {
 		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
-			return await reuse(deps, args, keyed, origin);
+			return withPlacement(await reuse(deps, args, keyed, origin), null);
+		// A machine still connecting has no room yet: give it a moment to synchronize.
+		await settleConnecting(deps, args);
 		// A replay above starts nothing new; anything else may add a busy thread: its slot is
-		// taken now, before the first await, so calls sent at once cannot all pass the cap.
+		// taken now, before the first await, so calls sent at once cannot all pass the cap (a
+		// pattern is placed in the same synchronous stretch).
 		held = takeSlot(deps, args);
-		const own = held ? { ...deps, slot: held.slot } : deps;
-		const result = await route(own, args, origin, keyed?.key);
-		held?.slot.sent();
-		return result;
+		const own = { ...deps, slot: held.slot };
+		const result = await route(own, held.args, origin, keyed?.key);
+		held.slot.sent();
+		return withPlacement(result, held.placement);
 	} catch (error) {
 		held?.settle();
 		// The same key in two calls at once: the second one to record it (or to move a fork's
@@ -109,11 +127,38 @@ export async function dispatch(
 			code.startsWith("SQLITE_CONSTRAINT") &&
 			deps.operations.get(TOOL, keyed.key) !== undefined
 		) {
-			return reuse(deps, args, keyed, origin);
+			return withPlacement(await reuse(deps, args, keyed, origin), null);
 		}
 		throw error;
 	}
 }
+
+const withPlacement = (
+	result: Omit<DispatchResult, "placement"> & { placement?: Placement | null },
+	placement: Placement | null,
+): DispatchResult => ({
+	...result,
+	placement: placement ?? result.placement ?? null,
+});
+
+/** The machines a dispatch may land on that are still connecting: waited for, briefly. */
+async function settleConnecting(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+): Promise<void> {
+	if (args.thread_id !== undefined || args.fork_of !== undefined) return;
+	if (args.machine === undefined) return;
+	const entries = isMachinePattern(args.machine)
+		? deps.fleet.list()
+		: [deps.fleet.get(args.machine)];
+	const waits: Promise<unknown>[] = [];
+	for (const e of entries)
+		if (e?.machine.status().state === "connecting")
+			waits.push(e.machine.ready(SETTLE_MS).catch(() => {}));
+	if (waits.length > 0) await Promise.all(waits);
+}
+
+const SETTLE_MS = 2_000;
 
 function route(
 	deps: ThreadDeps,
@@ -134,28 +179,74 @@ function route(
 /**
  * The caller's slot under its caps (refused here when none is free), and how to settle it when
  * the dispatch fails: kept while its recorded command may have gone out (a send that timed
- * out), else given back.
+ * out), else given back. A `machine` pattern is placed here (pool/placement.ts), in the same
+ * synchronous stretch as the slot: the arguments then name the machine and project chosen.
  */
 function takeSlot(
 	deps: ThreadDeps,
 	args: DispatchArgs,
-): { slot: RunSlot; settle: () => void } | undefined {
+): {
+	slot: RunSlot;
+	settle: () => void;
+	args: DispatchArgs;
+	placement: Placement | null;
+} {
 	const name = deps.client?.name;
-	const cap = clientCap(deps.client, () =>
+	const client = clientCap(deps.client, () =>
 		name === undefined ? [] : deps.threads.ofClient(name),
 	);
-	if (!cap) return undefined;
 	const ledger = deps.slots ?? slotsOf(deps.fleet, deps.now);
-	const located =
-		args.thread_id !== undefined && args.fork_of === undefined
-			? deps.fleet.locate(args.thread_id)
-			: undefined;
-	const taken = ledger.take(
-		[cap],
-		located && args.thread_id !== undefined
-			? { threadId: args.thread_id, machine: located.entry.config.name }
-			: undefined,
-	);
+	let caps: RunCap[];
+	let target: { threadId: string; machine: string } | undefined;
+	let placement: Placement | null = null;
+	let routed = args;
+	if (args.machine !== undefined && isMachinePattern(args.machine)) {
+		if (args.thread_id !== undefined || args.fork_of !== undefined)
+			throw new ThreadError(
+				`machine: a pattern ("${args.machine}") places a new thread only; omit machine when passing ${args.thread_id !== undefined ? "thread_id" : "fork_of"}.`,
+			);
+		if (args.project === undefined)
+			throw new ThreadError(
+				"project: required to start a new thread (a project title or path when machine is a pattern; see t3_projects).",
+			);
+		const placed = place({
+			pattern: args.machine,
+			fleet: deps.fleet,
+			project: args.project,
+			providerFor: (entry, project) =>
+				chooseModel(entry, args.model, project, undefined)?.instanceId ?? null,
+			ledger,
+			clientCap: client,
+			now: deps.now(),
+		});
+		caps = placed.caps;
+		placement = placed.placement;
+		routed = {
+			...args,
+			machine: placed.entry.config.name,
+			project: placed.project.id,
+		};
+	} else {
+		const located =
+			args.thread_id !== undefined && args.fork_of === undefined
+				? deps.fleet.locate(args.thread_id)
+				: undefined;
+		const entry =
+			args.fork_of !== undefined
+				? deps.fleet.locate(args.fork_of)?.entry
+				: args.thread_id !== undefined
+					? located?.entry
+					: args.machine === undefined
+						? undefined
+						: deps.fleet.get(args.machine);
+		caps = [...(client ? [client] : []), ...machineCaps(entry)];
+		if (located && args.thread_id !== undefined)
+			target = {
+				threadId: args.thread_id,
+				machine: located.entry.config.name,
+			};
+	}
+	const taken = ledger.take(caps, target);
 	let commandId: string | undefined;
 	return {
 		slot: {
@@ -170,5 +261,22 @@ function takeSlot(
 				taken.sent();
 			else taken.release();
 		},
+		args: routed,
+		placement,
 	};
+}
+
+/**
+ * The named machine's cap: none while it is unknown (the route refuses it); a capped machine
+ * not online has no room until its shell has synchronized again.
+ */
+function machineCaps(entry: FleetMachine | undefined): RunCap[] {
+	if (!entry) return [];
+	const cap = machineCap(entry);
+	const status = entry.machine.status();
+	if (Number.isFinite(cap.cap) && status.state !== "online")
+		throw new ThreadError(
+			`Machine "${entry.config.name}" is ${status.state}${status.reason ? `: ${status.reason}` : ""}; it has no room (max_active_runs) until its shell has synchronized. Check t3_machines for every machine's state.`,
+		);
+	return [cap];
 }

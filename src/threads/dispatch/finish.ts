@@ -61,6 +61,8 @@ export function finish(
 			)?.payload,
 		),
 		forked_from: forkedFrom(projection.thread),
+		// A pattern's placement is added by dispatch.ts, which made it.
+		placement: null,
 	};
 }
 

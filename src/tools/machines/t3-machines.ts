@@ -4,11 +4,15 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ACCESS_LEVELS } from "../../config/types.ts";
 import { ok } from "../../mcp/result.ts";
+import { type MachinePool, machinePool } from "../../pool/report.ts";
+import { slotsOf } from "../../rights/run-slots.ts";
+import { providerStatusVersion } from "../../t3/capabilities/provider-status.ts";
 import { shownStatusVersion } from "../../t3/connect/link.ts";
 import { projectListVersion } from "../../t3/follow/shell-mirror.ts";
 import { modelName } from "../../threads/shapes.ts";
 import { toolInput } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
+import { poolFields } from "./usage-schema.ts";
 
 const SETTLE_MS = 2_000;
 
@@ -22,7 +26,7 @@ export const t3Machines = defineTool({
 	name: "t3_machines",
 	title: "List T3 machines",
 	description:
-		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there and its default model. Call this first to pick a machine, then t3_projects for its projects (and t3_models for its models) before t3_dispatch; or to find out why a machine fails.",
+		"List every T3 Code machine this server is configured for, with its connection state (connecting, online, offline, unauthorized, incompatible), the reason when it is not online, its T3 server version, the projects you may use there, its default model, its busy threads against its max_active_runs and each provider's usage windows (t3_usage shows the pool alone). Call this first to pick a machine, then t3_projects for its projects (and t3_models for its models) before t3_dispatch; or to find out why a machine fails.",
 	inputSchema: toolInput({}),
 	outputSchema: z.object({
 		machines: z.array(
@@ -46,6 +50,7 @@ export const t3Machines = defineTool({
 					.describe(
 						"When this machine's T3 token stops working (ISO time), as T3 says; null when it does not say. Paired tokens last 30 days.",
 					),
+				...poolFields,
 			}),
 		),
 		client: z
@@ -71,7 +76,7 @@ export const t3Machines = defineTool({
 		idempotentHint: true,
 		openWorldHint: true,
 	},
-	async handler(_args, { client }, { fleet, stateNote }) {
+	async handler(_args, { client }, { fleet, stateNote, threadDeps }) {
 		// Right after start-up a machine is still connecting; a moment usually settles it.
 		const connecting: Promise<unknown>[] = [];
 		for (const e of fleet.list())
@@ -80,6 +85,9 @@ export const t3Machines = defineTool({
 		if (connecting.length > 0) await Promise.all(connecting);
 		// The same answer while nothing in it changed: what any machine's status shows, and any
 		// machine's project list (replaced, never changed in place, when a project changes).
+		// The pool's figures: busy threads per machine (reservations included) and usage.
+		const ledger = threadDeps.slots ?? slotsOf(fleet, threadDeps.now);
+		const pools = fleet.list().map((entry) => machinePool(ledger, entry));
 		const parts: unknown[] = [
 			stateNote,
 			client,
@@ -87,6 +95,8 @@ export const t3Machines = defineTool({
 			fleet.list(),
 			shownStatusVersion(),
 			projectListVersion(),
+			providerStatusVersion(),
+			pools.map((p) => p.active_runs).join(),
 		];
 		const kept = answers.get(fleet);
 		if (
@@ -95,7 +105,7 @@ export const t3Machines = defineTool({
 			kept.parts.every((p, i) => p === parts[i])
 		)
 			return kept.result;
-		const machines = fleet.list().map((entry) => {
+		const machines = fleet.list().map((entry, i) => {
 			const status = entry.machine.status();
 			return {
 				name: entry.config.name,
@@ -106,6 +116,7 @@ export const t3Machines = defineTool({
 				projects: fleet.projects(entry).map((p) => p.title),
 				model: modelName(entry.config.model),
 				token_expires_at: status.tokenExpiresAt ?? null,
+				...(pools[i] as MachinePool),
 			};
 		});
 		const { name, access, approve } = client;

@@ -42,7 +42,9 @@ export const t3Dispatch = defineTool({
 			.min(1)
 			.max(ID_MAX)
 			.optional()
-			.describe("Machine name from t3_machines. Required for a new thread."),
+			.describe(
+				'Machine name from t3_machines, or for a new thread an fnmatch pattern ("*" = every machine you reach, "linux-*") to let the server place it on the machine with room: online, with the project, the model\'s provider ready, below its max_active_runs and yours, no usage window of that provider used up; then the fewest busy threads, the lowest usage, config order. The result\'s placement says where and why. Required for a new thread.',
+			),
 		project: z
 			.string()
 			.min(1)
@@ -181,6 +183,12 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Files sent with the message, e.g. a screenshot or a log: up to 8, all together at most 3 MiB decoded (a /mcp request is capped at 4 MiB). For larger files, put them in the project and refer to them in the prompt.",
 			),
+		when_busy: z
+			.enum(["hold", "refuse"])
+			.optional()
+			.describe(
+				'When no machine has room now: "refuse" answers at once with error no_capacity (a pattern: each candidate machine and why it has no room) or max_active_runs_reached (a named machine). Holding ("hold") is not available yet: refused alike.',
+			),
 		wait: z
 			.boolean()
 			.optional()
@@ -224,6 +232,38 @@ export const t3Dispatch = defineTool({
 			.string()
 			.nullable()
 			.describe("The thread this one was forked from (fork_of), else null."),
+		placement: z
+			.object({
+				machine: z.string(),
+				reason: z
+					.enum(["only_room", "fewest_busy", "lowest_usage", "config_order"])
+					.describe(
+						"Why this machine among those with room: the only one, the fewest busy threads, the lowest usage of the model's provider, or the first in the server's config.",
+					),
+				skipped: z
+					.array(
+						z.object({
+							machine: z.string(),
+							reason: z.enum([
+								"not_before",
+								"client_cap",
+								"machine_cap",
+								"usage_limit",
+								"offline",
+								"provider_not_ready",
+								"no_project",
+							]),
+							detail: z.string(),
+						}),
+					)
+					.describe(
+						"The machines matching the pattern that had no room, and why.",
+					),
+			})
+			.nullable()
+			.describe(
+				"Where a machine pattern placed the new thread and why; null for a named machine.",
+			),
 		wait: waitOutputSchema
 			.nullable()
 			.describe("With wait: true, how the wait ended; else null."),
@@ -234,9 +274,13 @@ export const t3Dispatch = defineTool({
 		idempotentHint: false,
 		openWorldHint: true,
 	},
-	async handler({ wait, ...args }, ctx, { threadDeps }) {
+	async handler({ wait, ...args }, ctx, { threadDeps, metrics }) {
 		// `wait` is not part of what an idempotency key claims: a replay may wait or not.
 		const result: DispatchResult = await dispatch(threadDeps, args, ctx.origin);
+		if (result.placement)
+			metrics.inc("t3code_mcp_placements_total", {
+				machine: result.placement.machine,
+			});
 		if (!wait)
 			return ok(
 				{ ...result, wait: null },
