@@ -49,7 +49,7 @@ projects = ["*"]
 describe("bad config files: the exact message", () => {
 	it("unknown key at top level", async () => {
 		expect(await errorOf(`colour = "blue"\n${MAC}`)).toBe(
-			"t3code.toml: colour: unknown key; expected one of server, machines, clients",
+			"t3code.toml: colour: unknown key; expected one of server, machines, clients, approvals",
 		);
 	});
 
@@ -68,7 +68,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in [server]", async () => {
 		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
-			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days",
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days, public_url",
 		);
 	});
 
@@ -444,6 +444,7 @@ projects = ["/srv/*", "web"]
 		expect(config).toEqual({
 			file: join(dir, "t3code.toml"),
 			clients: [],
+			approvals: null,
 			server: {
 				host: "127.0.0.1",
 				port: 8000,
