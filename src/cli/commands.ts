@@ -4,6 +4,7 @@
  * argument is exit 2 for every command. A new command is one entry here (and a line in
  * --help); its module is imported only when it runs, so `serve` starts without the others.
  */
+import { resolve } from "node:path";
 import type { ArgSpec, ParsedArgs } from "./args.ts";
 import { AUDIT_ARGS, BACKUP_ARGS, CHECK_ARGS } from "./check-args.ts";
 import { EXIT, HELP } from "./help.ts";
@@ -80,11 +81,30 @@ export const COMMANDS: Command[] = [
 		},
 	},
 	{
+		// A copy of the state file beside a running server (store/backup.ts); no config file is
+		// needed, only where `serve` keeps its state.
 		name: "backup",
 		args: BACKUP_ARGS,
 		async run(args) {
-			const { runBackup } = await import("./backup.ts");
-			return runBackup(args);
+			const [{ backupState, BackupError, describeBackup }, { load }] =
+				await Promise.all([
+					import("../store/backup.ts"),
+					import("./run-server.ts"),
+				]);
+			const config = await load(process.env, { readFile: textOrEmpty });
+			if (typeof config === "number") return config;
+			try {
+				const result = backupState(
+					config.server.statePath,
+					resolve(args.positionals[0] as string),
+				);
+				process.stdout.write(`${describeBackup(result)}\n`);
+				return EXIT.ok;
+			} catch (error) {
+				if (!(error instanceof BackupError)) throw error;
+				process.stderr.write(`t3code-mcp backup: ${error.message}\n`);
+				return EXIT.failure;
+			}
 		},
 	},
 	{
@@ -123,6 +143,16 @@ export const COMMANDS: Command[] = [
 		},
 	},
 ];
+
+/** A config file that does not exist reads as an empty one (`backup` needs only `[server]`). */
+async function textOrEmpty(path: string): Promise<string> {
+	try {
+		return await Bun.file(path).text();
+	} catch (error) {
+		if ((error as { code?: unknown }).code === "ENOENT") return "";
+		throw error;
+	}
+}
 
 export function findCommand(name: string): Command | undefined {
 	return COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));

@@ -1,5 +1,5 @@
 /**
- * `t3code-mcp backup <file>`: a consistent copy of the state file, taken while the server runs.
+ * A consistent copy of the state file, taken while the server runs (`t3code-mcp backup <file>`).
  * sqlite's `VACUUM INTO` on a read-only connection writes one transaction's snapshot of the
  * whole database (WAL included) into a new file; it takes no lock of ours (`<state>.lock` stays
  * with the server) and only a read transaction of sqlite's, so the server keeps writing.
@@ -8,21 +8,6 @@
  */
 import { Database } from "bun:sqlite";
 import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
-import { resolve } from "node:path";
-import type { Env } from "../config/env.ts";
-import type { ParsedArgs } from "./args.ts";
-import { EXIT } from "./help.ts";
-import { load } from "./run-server.ts";
-
-/** A missing config file reads as an empty one: only the state path matters here. */
-async function readIfPresent(path: string): Promise<string> {
-	try {
-		return await Bun.file(path).text();
-	} catch (error) {
-		if ((error as { code?: unknown }).code === "ENOENT") return "";
-		throw error;
-	}
-}
 
 export interface BackupResult {
 	/** The state file that was copied. */
@@ -138,23 +123,7 @@ function size(bytes: number): string {
 	return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-export async function runBackup(
-	args: ParsedArgs,
-	env: Env = process.env,
-	write: (text: string) => void = (t) => process.stdout.write(t),
-): Promise<number> {
-	const config = await load(env, { readFile: readIfPresent });
-	if (typeof config === "number") return config;
-	const target = resolve(args.positionals[0] as string);
-	try {
-		const r = backupState(config.server.statePath, target);
-		write(
-			`backed up ${r.from} to ${r.to}: ${size(r.bytes)}, schema version ${r.schema}, ${plural(r.threads, "thread")}, ${plural(r.events, "event")}\n`,
-		);
-		return EXIT.ok;
-	} catch (error) {
-		if (!(error instanceof BackupError)) throw error;
-		process.stderr.write(`t3code-mcp backup: ${error.message}\n`);
-		return EXIT.failure;
-	}
+/** What `backup` prints: where from, where to, and what the copy holds. */
+export function describeBackup(r: BackupResult): string {
+	return `backed up ${r.from} to ${r.to}: ${size(r.bytes)}, schema version ${r.schema}, ${plural(r.threads, "thread")}, ${plural(r.events, "event")}`;
 }
