@@ -48,6 +48,8 @@ export interface MachineSpec {
 	tokenFile?: string;
 	model?: string;
 	options?: { id: string; value: string | boolean }[];
+	/** `max_active_runs`: busy threads on the machine at once (default unlimited). */
+	maxActiveRuns?: number;
 }
 
 /**
@@ -158,6 +160,9 @@ export function machineConfig(
 					}
 				: { instanceId: "claudeAgent", model: "claude-opus-5" },
 		options: spec.options ?? [],
+		...(spec.maxActiveRuns === undefined
+			? {}
+			: { maxActiveRuns: spec.maxActiveRuns }),
 	};
 }
 
@@ -278,6 +283,7 @@ function configToml(machines: MachineConfig[]): string {
 				? [`model = ${tomlString(`${m.model.instanceId}/${m.model.model}`)}`]
 				: []),
 			`options = { ${m.options.map((o) => `${tomlString(o.id)} = ${JSON.stringify(o.value)}`).join(", ")} }`,
+			...(m.maxActiveRuns ? [`max_active_runs = ${m.maxActiveRuns}`] : []),
 			"",
 		])
 		.join("\n");

@@ -1,0 +1,345 @@
+/**
+ * One pool, part one (CONTRACT.md "One pool", issue 46), over HTTP with the official client
+ * against three simulated machines over real sockets: placement by pattern (the bar: a and b at
+ * max_active_runs 1, c with its provider's session window at 100 %), refusals, reach, usage
+ * from T3 and its updates over the config stream, bursts of pattern dispatches that never
+ * overshoot a machine's cap, and the pre-release engine that reports no usage.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Sim } from "../../src/sim/index.ts";
+import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
+import {
+	callTool,
+	connectClient,
+	type Stack,
+	startStack,
+	testClient,
+	until,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
+
+const TOKENS = {
+	ops: "pool-ops-token-0123456789",
+	ab: "pool-ab-token-01234567890",
+};
+
+interface Placement {
+	machine: string;
+	reason: string;
+	skipped: { machine: string; reason: string; detail: string }[];
+}
+interface Dispatched {
+	thread_id: string;
+	machine: string;
+	placement: Placement | null;
+}
+interface UsageRow {
+	provider: string;
+	ready: boolean;
+	windows: { kind: string; used_percent: number | null }[];
+}
+interface Usage {
+	machines: {
+		name: string;
+		state: string;
+		active_runs: number;
+		max_active_runs: number | null;
+		held: number;
+		usage: UsageRow[];
+	}[];
+	held: { total: number; oldest_since: string | null };
+	clients: { name: string; active_runs: number }[];
+}
+
+/** Threads a simulator runs now (a run preparing, starting, running, waiting or queued). */
+const busyOn = (sim: Sim): string[] =>
+	sim.threadIds().filter((id) => {
+		const p = sim.projection(id) as { runs?: { status: string }[] } | undefined;
+		return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
+	});
+
+/** c's claudeAgent session window as t3_usage shows it. */
+const sessionOf = (usage: Usage, machine: string) =>
+	usage.machines
+		.find((m) => m.name === machine)
+		?.usage.find((u) => u.provider === "claudeAgent")
+		?.windows.find((w) => w.kind === "session")?.used_percent;
+
+describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
+	let stack: Stack;
+	let ops: Client;
+	let ab: Client;
+	const sims = (): Sim[] => ["a", "b", "c"].map((n) => stack.sim(n));
+
+	const dispatch = (who: Client, extra: Record<string, unknown> = {}) =>
+		callTool<Dispatched>(who, "t3_dispatch", {
+			machine: "*",
+			project: "demo",
+			prompt: "long task",
+			...extra,
+		});
+	const usage = async (who: Client = ops) =>
+		(await callTool<Usage>(who, "t3_usage", {})).data;
+
+	/** Ends every run on every sim, and waits until the connector shows no machine busy. */
+	async function finishAll() {
+		for (const sim of sims()) for (const id of busyOn(sim)) sim.finishRun(id);
+		await until(
+			async () => (await usage()).machines.every((m) => m.active_runs === 0),
+			10_000,
+			"every machine idle",
+		);
+	}
+
+	beforeAll(async () => {
+		stack = await startStack({
+			machines: [
+				{ name: "a", maxActiveRuns: 1 },
+				{ name: "b", maxActiveRuns: 1 },
+				{
+					name: "c",
+					sim: {
+						usage: [
+							{
+								provider: "claudeAgent",
+								kind: "session",
+								usedPercent: 100,
+								resetsInMin: 60,
+							},
+							{ provider: "claudeAgent", kind: "weekly", usedPercent: 30 },
+						],
+					},
+				},
+			],
+			clients: [
+				testClient("ops", TOKENS.ops, { access: "full-access" }),
+				testClient("ab", TOKENS.ab, {
+					access: "auto",
+					machines: ["a", "b"],
+					approve: false,
+				}),
+			],
+		});
+		ops = await connectClient(stack.server.mcpUrl, {
+			authorization: `Bearer ${TOKENS.ops}`,
+		});
+		ab = await connectClient(stack.server.mcpUrl, {
+			authorization: `Bearer ${TOKENS.ab}`,
+		});
+		await untilMachinesOnline(ops);
+		// T3's config snapshot comes on its own stream beside the shell's.
+		await until(
+			async () => sessionOf(await usage(), "c") === 100,
+			10_000,
+			"c's usage",
+		);
+	});
+	afterAll(async () => {
+		await ops?.close();
+		await ab?.close();
+		await stack?.stop();
+	});
+
+	test("first on a (c skipped for usage_limit), second on b, a third refused no_capacity", async () => {
+		const first = await dispatch(ops);
+		expect(first.isError).toBe(false);
+		expect(first.data.machine).toBe("a");
+		expect(first.data.placement).toEqual({
+			machine: "a",
+			reason: "config_order",
+			skipped: [
+				{
+					machine: "c",
+					reason: "usage_limit",
+					detail: expect.stringContaining("Session window is at 100 %"),
+				},
+			],
+		});
+		const second = await dispatch(ops);
+		expect(second.data.machine).toBe("b");
+		expect(
+			second.data.placement?.skipped.map((s) => [s.machine, s.reason]),
+		).toEqual([
+			["a", "machine_cap"],
+			["c", "usage_limit"],
+		]);
+		const third = await dispatch(ops, { when_busy: "refuse" });
+		expect(third.isError).toBe(true);
+		expect(third.text).toStartWith("no_capacity:");
+		expect(third.text).toContain("a (machine_cap:");
+		expect(third.text).toContain("b (machine_cap:");
+		expect(third.text).toContain("c (usage_limit:");
+		// A named machine at its cap: max_active_runs_reached, nothing sent.
+		const named = await dispatch(ops, { machine: "a" });
+		expect(named.text).toStartWith("max_active_runs_reached:");
+		expect(named.text).toContain('machine "a"');
+		expect(busyOn(stack.sim("a")).length).toBe(1);
+	});
+
+	test("t3_usage shows c's window at 100; t3_machines a's active_runs 1 of 1", async () => {
+		const u = await usage();
+		expect(sessionOf(u, "c")).toBe(100);
+		expect(
+			u.machines.map((m) => [m.name, m.active_runs, m.max_active_runs]),
+		).toEqual([
+			["a", 1, 1],
+			["b", 1, 1],
+			["c", 0, null],
+		]);
+		expect(u.held).toEqual({ total: 0, oldest_since: null });
+		expect(u.clients.map((c) => c.name).sort()).toEqual(["ab", "ops"]);
+		// A sim without --usage reports none.
+		expect(u.machines.find((m) => m.name === "a")?.usage).toEqual([]);
+		const machines = await callTool<{
+			machines: {
+				name: string;
+				active_runs: number;
+				max_active_runs: number | null;
+				held: number;
+			}[];
+		}>(ops, "t3_machines", {});
+		expect(machines.data.machines.find((m) => m.name === "a")).toMatchObject({
+			active_runs: 1,
+			max_active_runs: 1,
+			held: 0,
+		});
+	});
+
+	test("a client reaching a and b never sees c", async () => {
+		const refused = await dispatch(ab);
+		expect(refused.text).toStartWith("no_capacity:");
+		expect(refused.text).not.toContain("c (");
+		const own = await usage(ab);
+		expect(own.machines.map((m) => m.name)).toEqual(["a", "b"]);
+		expect(own.clients.map((c) => c.name)).toEqual(["ab"]);
+		await finishAll();
+		const placed = await dispatch(ab);
+		expect(placed.data.placement).toEqual({
+			machine: "a",
+			reason: "config_order",
+			skipped: [],
+		});
+		const second = await dispatch(ab);
+		expect(second.data.placement?.skipped.map((s) => s.machine)).toEqual(["a"]);
+		const none = await dispatch(ab, { machine: "c*" });
+		expect(none.text).toContain("the machines you reach: a, b");
+		await finishAll();
+	});
+
+	test("a burst of pattern dispatches never overshoots a machine's cap", async () => {
+		let peak = 0;
+		let sampling = true;
+		const sampler = (async () => {
+			while (sampling) {
+				for (const sim of [stack.sim("a"), stack.sim("b")])
+					peak = Math.max(peak, busyOn(sim).length);
+				await new Promise((r) => setImmediate(r));
+			}
+		})();
+		const results = await Promise.all(
+			Array.from({ length: 12 }, () => dispatch(ops)),
+		);
+		sampling = false;
+		await sampler;
+		const placed = results.filter((r) => !r.isError);
+		expect(placed.map((r) => r.data.machine).sort()).toEqual(["a", "b"]);
+		for (const r of results.filter((r) => r.isError))
+			expect(r.text).toStartWith("no_capacity:");
+		expect(peak).toBeLessThanOrEqual(1);
+		expect(busyOn(stack.sim("c")).length).toBe(0);
+		await finishAll();
+	});
+
+	test("usage updates over the config stream: c's window back to 20 % gives it room", async () => {
+		stack
+			.sim("c")
+			.setUsage("claudeAgent", [{ kind: "session", usedPercent: 20 }]);
+		await until(
+			async () => sessionOf(await usage(), "c") === 20,
+			10_000,
+			"c's new usage",
+		);
+		// a and b busy: c is the one with room now.
+		await dispatch(ops);
+		await dispatch(ops);
+		const third = await dispatch(ops);
+		expect(third.data.placement).toEqual({
+			machine: "c",
+			reason: "only_room",
+			skipped: [
+				{ machine: "a", reason: "machine_cap", detail: expect.any(String) },
+				{ machine: "b", reason: "machine_cap", detail: expect.any(String) },
+			],
+		});
+		// A run on c that hits the usage limit: T3 puts the session window at 100 % again, and
+		// the failed run's reset keeps c without room.
+		await finishAll();
+		const limited = await dispatch(ops, {
+			machine: "c",
+			prompt: "hit the usage limit",
+		});
+		expect(limited.isError).toBe(false);
+		await until(
+			async () => sessionOf(await usage(), "c") === 100,
+			10_000,
+			"c at its limit",
+		);
+		await dispatch(ops);
+		await dispatch(ops);
+		const refused = await dispatch(ops);
+		expect(refused.text).toContain("c (usage_limit:");
+		await finishAll();
+	});
+});
+
+describe("the pre-release engine reports no usage", () => {
+	let stack: Stack;
+	let client: Client;
+	beforeAll(async () => {
+		stack = await startStack({
+			machines: [
+				{
+					name: "pre",
+					sim: {
+						compat: "prerelease",
+						usage: [
+							{ provider: "claudeAgent", kind: "session", usedPercent: 100 },
+						],
+					},
+				},
+			],
+		});
+		client = await stack.client();
+		await untilMachinesOnline(client);
+	});
+	afterAll(async () => {
+		await client?.close();
+		await stack?.stop();
+	});
+
+	test("usage [] and placement ignores usage", async () => {
+		const u = await callTool<Usage>(client, "t3_usage", {});
+		expect(u.data.machines).toEqual([
+			{
+				name: "pre",
+				state: "online",
+				active_runs: 0,
+				max_active_runs: null,
+				held: 0,
+				usage: [],
+			},
+		]);
+		const placed = await callTool<Dispatched>(client, "t3_dispatch", {
+			machine: "p*",
+			project: "demo",
+			prompt: "say hello",
+		});
+		expect(placed.isError).toBe(false);
+		expect(placed.data.placement).toEqual({
+			machine: "pre",
+			reason: "only_room",
+			skipped: [],
+		});
+	});
+});
