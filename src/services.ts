@@ -168,6 +168,7 @@ export function createServices(
 		settings: config.server,
 		log,
 		now: () => clock.now(),
+		clock,
 		newId: options.newId ?? (() => crypto.randomUUID()),
 		progressIntervalMs: options.progressIntervalMs,
 		searchTimeoutMs: options.searchTimeoutMs,

@@ -247,6 +247,11 @@ export interface Machine {
 	 */
 	followedMessage?(threadId: string): ThreadShell["latestVisibleMessage"];
 	/**
+	 * The projection of a thread followed now and caught up on its stream (its latest turns at
+	 * least), from memory with no request; null when not followed. What a wait's progress reads.
+	 */
+	followedProjection?(threadId: string): ThreadProjection | null;
+	/**
 	 * Threads followed now (`live`: caught up on their stream), and how many could not be
 	 * followed (bound reached, stream lost).
 	 */

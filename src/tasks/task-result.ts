@@ -42,8 +42,9 @@ export function deadlineEnd(
 ): WaitEnd {
 	const first = rec.places[0] as TaskPlace;
 	const entry = fleet.get(first.machine);
+	const waited = elapsedS(rec, deps.now());
 	const report: WaitReport = entry
-		? timeoutReport(deps, { entry, threadId: first.thread_id }, 0)
+		? timeoutReport(deps, { entry, threadId: first.thread_id }, waited)
 		: {
 				thread_id: first.thread_id,
 				outcome: "timeout",
@@ -55,7 +56,7 @@ export function deadlineEnd(
 				...NO_FAILURE,
 				elapsed_s: 0,
 			};
-	return { report: { ...report, elapsed_s: elapsedS(rec, deps.now()) } };
+	return { report: { ...report, elapsed_s: waited } };
 }
 
 /** The completed task's result (a failure of its own if shaping threw) and status message. */

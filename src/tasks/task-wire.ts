@@ -5,7 +5,7 @@
  */
 import type { Fleet } from "../fleet/fleet.ts";
 import type { TaskPlace } from "../store/tasks.ts";
-import { statusLine } from "../threads/wait/wait.ts";
+import { statusLine } from "../threads/wait/progress.ts";
 import { maskDeep } from "../util/redact.ts";
 import { elapsedS, type TaskRec } from "./task-record.ts";
 import type { DetailedTask } from "./task-service.ts";
@@ -22,7 +22,7 @@ export function wireTask(
 		const first = rec.places[0] as TaskPlace;
 		const entry = fleet.get(first.machine);
 		statusMessage = entry
-			? `Waiting on thread ${first.thread_id}: ${statusLine({ entry, threadId: first.thread_id }, elapsedS(rec, now()))}`
+			? `Waiting on thread ${first.thread_id}: ${statusLine({ entry, threadId: first.thread_id }, { now: now(), waitedS: elapsedS(rec, now()) })}`
 			: `Waiting on thread ${first.thread_id}.`;
 	}
 	// The safety net, as for tool results: the status line and result quote T3.

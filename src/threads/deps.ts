@@ -6,6 +6,7 @@ import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
 import type { OperationStore } from "../store/operations.ts";
 import type { ThreadStore } from "../store/threads.ts";
+import type { Clock } from "../util/clock.ts";
 import type { Logger } from "../util/log.ts";
 import type { ModelCatalog } from "./dispatch/model-catalog.ts";
 
@@ -21,6 +22,8 @@ export interface ThreadDeps {
 	settings: Pick<ServerSettings, "waitTimeoutS">;
 	log: Logger;
 	now: () => number;
+	/** Timers of waits (timeouts, progress ticks, retries); default the system clock. */
+	clock?: Clock;
 	newId: () => string;
 	/** How often `t3_wait` sends a progress notification (default 10 s). */
 	progressIntervalMs?: number;

@@ -16,6 +16,7 @@ export {
 	questionOptionValue,
 } from "./pending-question.ts";
 export {
+	currentStep,
 	finalAssistantMessage,
 	type RunDetails,
 	runDetails,

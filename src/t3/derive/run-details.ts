@@ -90,6 +90,32 @@ export function toolTitle(item: TurnItem): string {
 	return item.type;
 }
 
+/** A run's talk, not its steps. */
+const NOT_STEPS = new Set(["user_message", "assistant_message", "checkpoint"]);
+
+/**
+ * What the run is doing now: the title of its latest tool call or activity (a notice, a titled
+ * item such as workspace preparation), or null before it has one. T3's text: callers mask and
+ * cap it (capText).
+ */
+export function currentStep(
+	projection: ThreadProjection,
+	runId: string,
+): string | null {
+	const items = itemsOfRun(projection, runId);
+	for (let i = items.length - 1; i >= 0; i--) {
+		const item = items[i] as TurnItem;
+		if (NOT_STEPS.has(item.type)) continue;
+		if (TOOL_TYPES.has(item.type)) return toolTitle(item);
+		const text =
+			item.type === "notification" || item.type === "system_notice"
+				? noticeText(item)
+				: item.title;
+		if (typeof text === "string" && text.length > 0) return text;
+	}
+	return null;
+}
+
 /** A run's messages, tool calls and changed files, in timeline order. */
 export function runDetails(
 	projection: ThreadProjection,

@@ -255,6 +255,10 @@ export function followThreads(inner: Machine, options: FollowOptions): Machine {
 			const f = followed.get(threadId);
 			return f?.view && f.live ? f.view.latestMessage() : null;
 		},
+		followedProjection(threadId) {
+			const f = followed.get(threadId);
+			return f?.view && f.live ? f.view.projection() : null;
+		},
 		openStream,
 		follow,
 		followStats: () => ({

@@ -32,11 +32,13 @@ import {
 	TERMINAL_RUN_STATUSES,
 	type ThreadProjection,
 } from "../../t3/model.ts";
+import { systemClock } from "../../util/clock.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { type LocatedThread, locateThread } from "../locate.ts";
 import { type QuestionShape, questionShape } from "../shapes.ts";
 import { offlineNote } from "./offline-note.ts";
+import { statusLine } from "./progress.ts";
 import {
 	isNotFound,
 	isOwnDelete,
@@ -67,8 +69,11 @@ export type WaitResult = {
 	reason?: string | null;
 } & RunFailure;
 
-/** A wait result plus a line for the caller that is not part of the result's shape. */
-export type WaitReport = WaitResult & { note?: string };
+/**
+ * A wait result plus lines for the caller that are not part of the result's shape: a note, and
+ * on a timeout how the run stands now (progress.ts).
+ */
+export type WaitReport = WaitResult & { note?: string; progress?: string };
 export type Settled = Omit<WaitReport, "elapsed_s">;
 
 export const MESSAGE_CAP = 8_000;
@@ -93,6 +98,7 @@ export async function waitForThreads(
 	options: WaitOptions,
 ): Promise<WaitReport> {
 	const started = deps.now();
+	const clock = deps.clock ?? systemClock;
 	const elapsed = () => Math.round((deps.now() - started) / 100) / 10;
 	const looked = await Promise.all(
 		threadIds.map((id) => locateOrGone(deps, id)),
@@ -177,8 +183,7 @@ export async function waitForThreads(
 						// A failed read (timeout, 5xx, a drop) is looked at again shortly even if no
 						// further shell change comes: the run may already be over.
 						deps.log.debug("wait: evaluation failed", { threadId, error });
-						const retry = setTimeout(() => check(threadId), RETRY_MS);
-						cleanups.push(() => clearTimeout(retry));
+						cleanups.push(clock.setTimer(() => check(threadId), RETRY_MS));
 					}
 				} while (mine.again && !done);
 				inFlight.delete(threadId);
@@ -218,15 +223,15 @@ export async function waitForThreads(
 		const firstLook = Promise.all(located.map((l) => check(l.threadId)));
 		// A timeout reports what already happened: it lets the first look end (within a bound, so
 		// a frozen machine cannot stretch a short timeout).
-		const timer = setTimeout(() => {
+		const timedOut = () => {
 			void firstLook.then(() => finish(timeoutResult()));
-			const grace = setTimeout(
-				() => finish(timeoutResult()),
-				FIRST_LOOK_GRACE_MS,
+			cleanups.push(
+				clock.setTimer(() => finish(timeoutResult()), FIRST_LOOK_GRACE_MS),
 			);
-			cleanups.push(() => clearTimeout(grace));
-		}, options.timeoutS * 1000);
-		cleanups.push(() => clearTimeout(timer));
+		};
+		// `timeout: 0` just looks: no timer, so it answers under any clock.
+		if (options.timeoutS <= 0) timedOut();
+		else cleanups.push(clock.setTimer(timedOut, options.timeoutS * 1000));
 
 		for (const signal of [options.signal, deps.shutdown]) {
 			if (!signal) continue;
@@ -240,13 +245,19 @@ export async function waitForThreads(
 			const report = options.progress;
 			const tick = () => {
 				if (done) return;
-				report(statusLine(located[0] as LocatedThread, elapsed())).catch(
-					() => {},
-				);
+				report(
+					progressLine(deps, located[0] as LocatedThread, elapsed()),
+				).catch(() => {});
 			};
-			tick();
-			const interval = setInterval(tick, deps.progressIntervalMs ?? 10_000);
-			cleanups.push(() => clearInterval(interval));
+			// Re-armed after each tick: one timer per wait, through the injectable clock.
+			const every = deps.progressIntervalMs ?? 10_000;
+			let cancelTick = () => {};
+			const again = () => {
+				tick();
+				if (!done) cancelTick = clock.setTimer(again, every);
+			};
+			again();
+			cleanups.push(() => cancelTick());
 		}
 	});
 }
@@ -256,7 +267,7 @@ export function timeoutReport(
 	deps: ThreadDeps,
 	first: Pick<LocatedThread, "entry" | "threadId">,
 	elapsedS: number,
-): WaitResult {
+): WaitReport {
 	const shell = first.entry.machine.thread(first.threadId);
 	const status = first.entry.machine.status();
 	return {
@@ -275,21 +286,21 @@ export function timeoutReport(
 		question: null,
 		...NO_FAILURE,
 		elapsed_s: elapsedS,
+		progress: progressLine(deps, first, elapsedS),
 	};
 }
 
-/** What a run is doing, in one line (progress notifications, a task's statusMessage). */
-export function statusLine(
+/** The progress line of a wait on `first`: about the run we dispatched there, if we did. */
+function progressLine(
+	deps: ThreadDeps,
 	first: Pick<LocatedThread, "entry" | "threadId">,
-	elapsedS: number,
+	waitedS: number,
 ): string {
-	const { machine } = first.entry;
-	const shell = machine.thread(first.threadId);
-	// The newest T3 sends shells without the message (idx 70189692800): the followed stream has it.
-	const latest =
-		shell?.latestVisibleMessage ?? machine.followedMessage?.(first.threadId);
-	const last = latest?.text?.split("\n")[0] ?? "";
-	return `${shell?.status ?? "unknown"}, ${Math.round(elapsedS)} s elapsed${last ? `; latest: ${capText(last, 120)}` : ""}`;
+	return statusLine(first, {
+		now: deps.now(),
+		waitedS,
+		runId: deps.dispatches.latestForThread(first.threadId)?.run_id ?? null,
+	});
 }
 
 /** Thread → the unanswerable request a wait last reported for it (bounded: recent ones matter). */

@@ -13,12 +13,13 @@ const TIMEOUT_NOTE =
 /** The tool result of a wait that ended (the blocking call's, and a task's when it completes). */
 export function waitToolResult({
 	note,
+	progress,
 	...result
 }: WaitReport): CallToolResult {
-	return ok(
-		result,
-		note ?? (result.outcome === "timeout" ? TIMEOUT_NOTE : undefined),
-	);
+	const said =
+		note ?? (result.outcome === "timeout" ? TIMEOUT_NOTE : undefined);
+	// A timeout also says how the run stands: elapsed since its start, its current step.
+	return ok(result, progress && said ? `${said}\nNow: ${progress}.` : said);
 }
 
 /** Whether a first look settled the wait (a held queue's "timeout" says waiting changes nothing). */
