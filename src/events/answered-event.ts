@@ -34,13 +34,15 @@ export function answeredEvent(builder: EventBuilder, runs: Run[]): void {
 		runs.find((r) => r.id === shell.activeRunId) ??
 		runs.find((r) => r.id === record.last_run_id) ??
 		runs.at(-1);
-	builder.push(`answered:${previous}`, (id) => {
+	builder.push(`answered:${previous}`, (id, seq) => {
 		const body = {
 			id,
 			type: "thread.answered",
 			occurred_at: new Date(deps.now()).toISOString(),
 			machine: entry.config.name,
 			thread_id: record.thread_id,
+			// Like every thread event's: the receiver orders a thread's events by it.
+			thread_seq: seq,
 			request_id: previous,
 			kind: row
 				? questionKind(row.kind)

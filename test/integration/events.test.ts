@@ -131,17 +131,37 @@ describe("each event type", () => {
 			answers: { color: "Red" },
 		});
 		await until(
-			() => forThread(d.thread_id).length === 2,
+			() => forThread(d.thread_id).length === 3,
 			10_000,
-			"completion event",
+			"answered and completion events",
 		);
 		await settle();
 		expect(
 			forThread(d.thread_id).map((e) => [e.body.type, e.body.thread_seq]),
 		).toEqual([
 			["thread.question", 1],
-			["thread.completed", 2],
+			["thread.answered", 2],
+			["thread.completed", 3],
 		]);
+		// Who answered, and how (CONTRACT.md "Approval links"); a question has no decision.
+		expect(forThread(d.thread_id)[1]?.body).toEqual({
+			id: expect.stringMatching(/^evt_/),
+			type: "thread.answered",
+			occurred_at: expect.any(String),
+			machine: "demo",
+			thread_id: d.thread_id,
+			thread_seq: 2,
+			request_id: (
+				forThread(d.thread_id)[0]?.body.question as
+					| { request_id: string }
+					| undefined
+			)?.request_id,
+			kind: "user_input",
+			decision: null,
+			client: "default",
+			via: "mcp",
+			origin: "conv-q",
+		});
 	});
 
 	test("approvals are questions of kind approval; interrupted and failed have their types", async () => {
