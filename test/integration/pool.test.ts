@@ -342,4 +342,23 @@ describe("the pre-release engine reports no usage", () => {
 			skipped: [],
 		});
 	});
+
+	test("a retry of a keyed pattern dispatch answers with the thread it placed", async () => {
+		const args = {
+			machine: "*",
+			project: "demo",
+			prompt: "say hello",
+			idempotency_key: "pool-key-1",
+		};
+		const first = await callTool<Dispatched>(client, "t3_dispatch", args);
+		expect(first.data.placement?.machine).toBe("pre");
+		const again = await callTool<Dispatched>(client, "t3_dispatch", args);
+		expect(again.isError).toBe(false);
+		expect(again.data.thread_id).toBe(first.data.thread_id);
+		const other = await callTool<Dispatched>(client, "t3_dispatch", {
+			...args,
+			prompt: "something else",
+		});
+		expect(other.isError).toBe(true);
+	});
 });

@@ -26,10 +26,18 @@ export const FORK_REF = "thread.fork:";
 /** The same, once T3 confirmed the fork: from then on a 404 for it means it was deleted. */
 export const FORKED_REF = "thread.forked:";
 
-/** Every argument except the key, with `project` as given (resolved later where it can be). */
+/**
+ * Every argument except the key, with `project` as given (resolved later where it can be); a
+ * placed dispatch's `machine` and `project` as the caller gave them (the pattern), so a retry
+ * with the same key matches wherever the first call landed.
+ */
 export function operationArgs(args: DispatchArgs): Record<string, unknown> {
-	const { idempotency_key: _, request_id: __, ...rest } = args;
-	return { ...rest, attachments: attachmentsClaim(args.attachments) };
+	const { idempotency_key: _, request_id: __, placed_from, ...rest } = args;
+	return {
+		...rest,
+		...(placed_from ?? {}),
+		attachments: attachmentsClaim(args.attachments),
+	};
 }
 
 /** The claim a keyed dispatch records, its project resolved to `projectId`. */
@@ -40,6 +48,7 @@ export function claimFor(
 ): Claim | undefined {
 	if (key === undefined) return undefined;
 	const resolved = operationArgs(args);
-	if (resolved.project !== undefined) resolved.project = projectId;
+	if (resolved.project !== undefined && args.placed_from === undefined)
+		resolved.project = projectId;
 	return { key, args: fingerprint(resolved) };
 }

@@ -70,6 +70,8 @@ export interface DispatchArgs {
 	 * two"); `hold` is refused alike for now.
 	 */
 	when_busy?: "hold" | "refuse";
+	/** Set by placement: `machine` (the pattern) and `project` as given, which a key claims. */
+	placed_from?: { machine: string; project: string };
 }
 
 export type DispatchResult = {
@@ -225,6 +227,7 @@ function takeSlot(
 			...args,
 			machine: placed.entry.config.name,
 			project: placed.project.id,
+			placed_from: { machine: args.machine, project: args.project },
 		};
 	} else {
 		const located =
