@@ -12,6 +12,7 @@ import { ensureBinary, ROOT } from "./lib/server.ts";
 import { type Row, renderTable } from "./lib/table.ts";
 import { benchLoad } from "./load.ts";
 import { benchOverhead } from "./overhead.ts";
+import { benchPlacement } from "./placement.ts";
 import { benchScale } from "./scale.ts";
 import { benchTasks } from "./tasks.ts";
 import { benchThreads } from "./threads.ts";
@@ -30,6 +31,7 @@ const BENCHES: [string, Bench][] = [
 	["throughput", benchThroughput],
 	["load", benchLoad],
 	["threads", benchThreads],
+	["placement", benchPlacement],
 ];
 const OPT_IN: [string, Bench][] = [["scale", benchScale]];
 

@@ -14,7 +14,25 @@ import { startSims } from "./sims.ts";
 const machineCount = Number(process.argv[2] ?? 50);
 const threadCount = Number(process.argv[3] ?? 0);
 const { messageChars } = config;
-const group = await startSims(machineCount, { stepMs: 20 });
+// Usage windows on every machine, as a T3 with subscription accounts reports them (issue 46).
+const group = await startSims(machineCount, {
+	stepMs: 20,
+	usage: [
+		{
+			provider: "claudeAgent",
+			kind: "session",
+			usedPercent: 42,
+			resetsInMin: 120,
+		},
+		{
+			provider: "claudeAgent",
+			kind: "weekly",
+			usedPercent: 17,
+			resetsInMin: 5000,
+		},
+		{ provider: "codex", kind: "session", usedPercent: 8, resetsInMin: 200 },
+	],
+});
 const threads: { threadId: string; machine: string; projectId: string }[] = [];
 await Promise.all(
 	group.refs.map(async (ref, i) => {

@@ -87,6 +87,7 @@ export function machineCap(entry: FleetMachine): RunCap {
 		key: `machine:${name}`,
 		cap,
 		threads: machineThreads(entry),
+		busy: () => trackerOf(entry.machine).busy,
 		refuse: (holding) =>
 			new RightsError(
 				"max_active_runs_reached",
@@ -100,6 +101,7 @@ export function activeRuns(ledger: RunSlots, entry: FleetMachine): number {
 	return ledger.count({
 		key: `machine:${entry.config.name}`,
 		threads: machineThreads(entry),
+		busy: () => trackerOf(entry.machine).busy,
 	});
 }
 

@@ -26,6 +26,11 @@ export interface RunCap {
 	cap: number;
 	/** The threads counted against it, busy or not (busy ones count). */
 	threads(): Iterable<CountedThread>;
+	/**
+	 * The ids of its busy threads, already judged and kept current (pool/capacity.ts keeps one
+	 * per machine from its shell changes): counting then reads this set instead of every shell.
+	 */
+	busy?(): ReadonlySet<string>;
 	/** The refusal when the cap is reached, naming the threads that hold it. */
 	refuse(holding: string[]): Error;
 }
@@ -180,9 +185,19 @@ export function createRunSlots(view: ShellView, now: () => number) {
 		 * The busy threads a cap counts now: those its shells show busy plus slots they do not
 		 * show yet (placement's room and order, `active_runs`). Synchronous, like `take`.
 		 */
-		count(cap: Pick<RunCap, "key" | "threads">): number {
-			const { ids, pending } = holding(cap);
-			return ids.size + pending;
+		count(cap: Pick<RunCap, "key" | "threads" | "busy">): number {
+			if (!cap.busy) {
+				const { ids, pending } = holding(cap);
+				return ids.size + pending;
+			}
+			const busy = cap.busy();
+			let n = busy.size;
+			const mine = held.get(cap.key);
+			for (const r of mine ?? []) {
+				if (caughtUp(r)) mine?.delete(r);
+				else if (r.threadId === undefined || !busy.has(r.threadId)) n++;
+			}
+			return n;
 		},
 		/** How many slots a cap holds that the shells do not show yet (tests, metrics). */
 		pending(key: string): number {
