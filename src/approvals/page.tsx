@@ -118,7 +118,7 @@ export function linkPage(props: {
 						</form>
 						<p class="foot">
 							This link works once and until {when(link.expires_at)}. It decides
-							as client "{props.linkClient ?? ""}".
+							as client {props.linkClient ?? ""}.
 						</p>
 					</>
 				) : (

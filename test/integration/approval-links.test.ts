@@ -273,13 +273,6 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			"getComputedStyle(document.querySelector('button[name=decision][value=accept]')).backgroundColor",
 		);
 		expect(background).toBe("rgb(26, 127, 55)");
-		if (process.env.UPDATE_SCREENSHOTS === "1") {
-			mkdirSync(SHOTS, { recursive: true });
-			await page.screenshot({
-				path: join(SHOTS, "approval-link.png"),
-				fullPage: true,
-			});
-		}
 		await Promise.all([
 			page.waitForNavigation({ waitUntil: "load" }),
 			page.click("button[name=decision][value=accept]"),
@@ -287,11 +280,6 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
 			"Decided: Accept, by client boss",
 		);
-		if (process.env.UPDATE_SCREENSHOTS === "1")
-			await page.screenshot({
-				path: join(SHOTS, "approval-link-decided.png"),
-				fullPage: true,
-			});
 		expect(dialogs).toEqual([]);
 		await page.close();
 
@@ -346,6 +334,27 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		);
 		await page.close();
 	});
+
+	// docs/people.md's pictures: written only when asked, so test runs never change the tree.
+	test.skipIf(process.env.UPDATE_SCREENSHOTS !== "1")(
+		"screenshots of the page for docs/people.md",
+		async () => {
+			const shown = await requestLink("Fix the flaky login test");
+			const page = await browser.newPage();
+			await page.setViewport({ width: 360, height: 720, deviceScaleFactor: 2 });
+			await page.goto(shown.localUrl, { waitUntil: "load" });
+			mkdirSync(SHOTS, { recursive: true });
+			await page.screenshot({ path: join(SHOTS, "approval-link.png") });
+			await Promise.all([
+				page.waitForNavigation({ waitUntil: "load" }),
+				page.click("button[name=decision][value=accept]"),
+			]);
+			await page.screenshot({
+				path: join(SHOTS, "approval-link-decided.png"),
+			});
+			await page.close();
+		},
+	);
 
 	test("the audit has the decision as the link client, via link", () => {
 		const rows = auditRows().filter((r) => r.thread_id === link.threadId);
