@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { mountApprovalRoutes } from "../approvals/routes.ts";
 import type { ClientConfig } from "../config/types.ts";
+import { mountConsole } from "../console/routes.tsx";
 import { callerMatcher } from "../rights/callers.ts";
 import type { Services } from "../services.ts";
 import { maskLinkPaths } from "../util/redact.ts";
@@ -13,6 +14,7 @@ import { type CallerEnv, callerGuard } from "./callers.ts";
 import { conversationOriginGuard } from "./conversation-origin.ts";
 import { hostGuard, originGuard } from "./guards.ts";
 import { healthReport, metricsText, publicHealth } from "./health.ts";
+import { isLoopback } from "./host.ts";
 import { BODY_TIMEOUT_MS, MAX_BODY_BYTES, readMcpBody } from "./mcp-body.ts";
 import type { McpRoute } from "./mcp-route.ts";
 
@@ -66,6 +68,8 @@ export function createApp(
 	);
 	// Approval links for people (src/approvals): the page and its one POST.
 	mountApprovalRoutes(app, services);
+	// The console for people (src/console): `/` redirects there.
+	mountConsole(app, services, { loopbackListener: isLoopback(server.host) });
 	// A client sees the operator's view of /healthz (machine names, delivery errors) and may
 	// replay the dead letters only with full access.
 	const callerOf = callerMatcher(services.config);

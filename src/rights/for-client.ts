@@ -68,9 +68,30 @@ export function servicesForClient(
 	return view;
 }
 
+const forgetting = new WeakMap<Services, Set<() => void>>();
+
 /** Drops every client's view (a reload): the next request makes its client's anew. */
 export function forgetClientViews(services: Services): void {
 	scoped.delete(services);
+	// What else holds a client as it was (the console's sessions and live streams) checks it now.
+	for (const listener of forgetting.get(services) ?? []) listener();
+}
+
+/**
+ * Calls `listener` each time the clients' views are dropped (a reload): holders of a client
+ * object check it against the config as it is now. Returns the unsubscribe function.
+ */
+export function onClientViewsForgotten(
+	services: Services,
+	listener: () => void,
+): () => void {
+	let listeners = forgetting.get(services);
+	if (!listeners) {
+		listeners = new Set();
+		forgetting.set(services, listeners);
+	}
+	listeners.add(listener);
+	return () => listeners.delete(listener);
 }
 
 /**
