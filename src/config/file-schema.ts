@@ -56,6 +56,7 @@ export const EXPECT = {
 	urlUserinfo:
 		"an origin without user:password@ (the token goes in the environment variable named by token_env)",
 	auditDays: "an integer 1-3650 (days)",
+	consoleSessionHours: "an integer 1-8760 (hours)",
 	clients: "a table of [clients.<name>] tables",
 	clientName:
 		'a client name of lowercase letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters',
@@ -133,6 +134,7 @@ const serverSchema = z.strictObject(
 			error: EXPECT.logLevel,
 		}),
 		audit_days: int(1, 3650, EXPECT.auditDays),
+		console_session_hours: int(1, 8760, EXPECT.consoleSessionHours),
 		public_url: z.string({ error: EXPECT.publicUrl }).transform((s, ctx) => {
 			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.publicUrl);
 			return parseHttpOrigin(s) ?? fail(ctx, s, EXPECT.publicUrl);

@@ -68,7 +68,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in [server]", async () => {
 		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
-			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days, public_url",
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days, console_session_hours, public_url",
 		);
 	});
 
@@ -460,6 +460,7 @@ projects = ["/srv/*", "web"]
 				pingTimeoutS: 10,
 				logLevel: "info",
 				auditDays: 90,
+				consoleSessionHours: 12,
 			},
 			machines: [
 				{
@@ -528,6 +529,7 @@ log_level = "debug"
 			pingTimeoutS: 10,
 			logLevel: "debug",
 			auditDays: 90,
+			consoleSessionHours: 12,
 		});
 		expect(openMcpWarning(config)?.detail).toBe(
 			"listening on 0.0.0.0 without T3CODE_MCP_TOKEN: /mcp and /metrics need no bearer token",
@@ -579,6 +581,7 @@ log_level = "warn"
 			pingTimeoutS: 10,
 			logLevel: "error",
 			auditDays: 90,
+			consoleSessionHours: 12,
 		});
 	});
 

@@ -37,6 +37,7 @@ const DEFAULTS = {
 	pingTimeoutS: 10,
 	logLevel: "info",
 	auditDays: 90,
+	consoleSessionHours: 12,
 } as const;
 
 /** `:memory:` is sqlite's in-memory database, not a path. */
@@ -102,6 +103,8 @@ export async function loadConfig(
 		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 		auditDays: fs.audit_days ?? DEFAULTS.auditDays,
+		consoleSessionHours:
+			fs.console_session_hours ?? DEFAULTS.consoleSessionHours,
 		publicUrl: es.publicUrl ?? fs.public_url,
 	};
 

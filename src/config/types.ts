@@ -80,6 +80,8 @@ export interface ServerSettings {
 	logLevel: LogLevel;
 	/** How long audit rows are kept (`[server] audit_days`). */
 	auditDays: number;
+	/** How long a console session lasts (`[server] console_session_hours`; default 12). */
+	consoleSessionHours?: number;
 	/**
 	 * How people reach this server (`[server] public_url`, `T3CODE_MCP_PUBLIC_URL`): an http(s)
 	 * origin, no path. Its origin is an accepted `Origin`, its host an accepted `Host`; approval

@@ -102,9 +102,7 @@ export function mountConsole<E extends Env>(
 	const open = () => knownCallers(services.config) === undefined;
 	const secure = () =>
 		services.config.server.publicUrl?.startsWith("https:") === true;
-	const hours = () =>
-		(services.config.server as { consoleSessionHours?: number })
-			.consoleSessionHours ?? 12;
+	const hours = () => services.config.server.consoleSessionHours ?? 12;
 
 	const startSession = <C extends Context<E>>(c: C, client: ClientConfig) => {
 		const session = sessions().create(client, hours());

@@ -17,16 +17,6 @@ import type { AppConfig, ClientConfig } from "../config/types.ts";
 import { knownCallers } from "../rights/callers.ts";
 import type { Db } from "../store/db.ts";
 
-/** The table (a migration in store/db.ts creates it; `createSessionStore` too, for older files). */
-export const SESSIONS_TABLE_SQL = `CREATE TABLE IF NOT EXISTS console_sessions (
-	id_hash TEXT PRIMARY KEY,
-	client TEXT NOT NULL,
-	token_check TEXT NOT NULL,
-	created_at INTEGER NOT NULL,
-	expires_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS console_sessions_by_expiry ON console_sessions(expires_at);`;
-
 export const SESSION_COOKIE = "t3mcp_console";
 
 /** A session in use: its client as the config has it now. */
@@ -71,7 +61,6 @@ export function currentClient(
 }
 
 export function createSessionStore(db: Db, now: () => number) {
-	db.exec(SESSIONS_TABLE_SQL);
 	const insert = db.query(
 		"INSERT INTO console_sessions (id_hash, client, token_check, created_at, expires_at) VALUES ($hash, $client, $check, $now, $expires)",
 	);

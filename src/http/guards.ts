@@ -76,7 +76,13 @@ export const originGuard = ({
 	const loopbackListen = isLoopback(listenHost);
 	return async function originGuard(c, next) {
 		const origin = c.req.header("origin");
-		if (origin !== undefined) {
+		// A page of this server under `Referrer-Policy: no-referrer` posts its forms with
+		// `Origin: null`; the browser says where from (`Sec-Fetch-Site`), and a page of another
+		// site (sandboxed or not) says `cross-site` (src/web/same-origin.ts).
+		const ownPage =
+			origin?.trim() === "null" &&
+			c.req.header("sec-fetch-site") === "same-origin";
+		if (origin !== undefined && !ownPage) {
 			const key = normaliseOrigin(origin) ?? origin.trim().toLowerCase();
 			const ok =
 				allowed.has(key) ||

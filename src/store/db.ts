@@ -9,6 +9,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { LINKS_TABLE_SQL } from "../approvals/link-store.ts";
+import { SESSIONS_TABLE_SQL } from "../console/session-table.ts";
 import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
 import { maskBoundTexts } from "./masking-net.ts";
 
@@ -242,6 +243,8 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	) STRICT;
 	CREATE INDEX IF NOT EXISTS people_events_pending ON people_events(status, thread_id, thread_seq);
 	CREATE INDEX IF NOT EXISTS people_events_due ON people_events(status, next_attempt_at, created_at);`,
+	// Console sessions (src/console): only the SHA-256 of each session id.
+	SESSIONS_TABLE_SQL,
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */
