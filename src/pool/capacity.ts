@@ -25,9 +25,15 @@ interface Tracker {
 
 const trackers = new WeakMap<Machine, Tracker>();
 
+let version = 0;
+/** Changes whenever any machine's busy threads change (what a kept answer compares). */
+export const busyVersion = (): number => version;
+
 function note(tracker: Tracker, thread: ThreadShell): void {
+	const was = tracker.busy.has(thread.id);
 	if (isBusyShell(thread)) tracker.busy.add(thread.id);
 	else tracker.busy.delete(thread.id);
+	if (was !== tracker.busy.has(thread.id)) version += 1;
 	const resetAt =
 		thread.lastErrorClass === "usage_limit" && thread.usageLimitResetAt
 			? Date.parse(thread.usageLimitResetAt)
@@ -42,6 +48,7 @@ function note(tracker: Tracker, thread: ThreadShell): void {
 }
 
 function rescan(tracker: Tracker, machine: Machine): void {
+	version += 1;
 	tracker.busy.clear();
 	tracker.limited.clear();
 	for (const thread of machine.threads()) note(tracker, thread);
@@ -58,7 +65,7 @@ function trackerOf(machine: Machine): Tracker {
 		machine.onChange((change) => {
 			if (change.kind === "thread") note(made, change.thread);
 			else if (change.kind === "thread.removed") {
-				made.busy.delete(change.threadId);
+				if (made.busy.delete(change.threadId)) version += 1;
 				made.limited.delete(change.threadId);
 			} else if (change.kind === "snapshot") rescan(made, machine);
 		});

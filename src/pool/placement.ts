@@ -202,7 +202,7 @@ export function place(input: PlaceInput): Placed {
 			);
 		throw new RightsError(
 			"no_capacity",
-			`no machine matching "${input.pattern}" has room now: ${list.join("; ")}. Try again when a run ends (t3_usage shows each machine's runs and usage), or pass when_busy "hold" once holding is available.`,
+			`no machine matching "${input.pattern}" has room now: ${list.join("; ")}. Try again when a run ends (t3_usage shows each machine's busy threads and usage).`,
 		);
 	}
 	return {

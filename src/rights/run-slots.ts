@@ -84,6 +84,8 @@ const NO_SLOT: RunSlot = {
 
 export function createRunSlots(view: ShellView, now: () => number) {
 	const held = new Map<string, Set<Reservation>>();
+	/** Counts every slot taken, given back or seen through (what a kept answer compares). */
+	let changes = 0;
 
 	/** Whether the shell now shows what the reservation's dispatch did (then it counts itself). */
 	function caughtUp(r: Reservation): boolean {
@@ -114,6 +116,7 @@ export function createRunSlots(view: ShellView, now: () => number) {
 		for (const r of mine ?? []) {
 			if (caughtUp(r)) {
 				mine?.delete(r);
+				changes += 1;
 				continue;
 			}
 			if (r.threadId === undefined) pending++;
@@ -157,6 +160,7 @@ export function createRunSlots(view: ShellView, now: () => number) {
 				baseline,
 				released: false,
 			};
+			changes += 1;
 			for (const cap of counting) {
 				let set = held.get(cap.key);
 				if (!set) {
@@ -176,6 +180,7 @@ export function createRunSlots(view: ShellView, now: () => number) {
 					r.sentAt ??= now();
 				},
 				release() {
+					changes += 1;
 					r.released = true;
 					for (const cap of counting) held.get(cap.key)?.delete(r);
 				},
@@ -194,11 +199,15 @@ export function createRunSlots(view: ShellView, now: () => number) {
 			let n = busy.size;
 			const mine = held.get(cap.key);
 			for (const r of mine ?? []) {
-				if (caughtUp(r)) mine?.delete(r);
-				else if (r.threadId === undefined || !busy.has(r.threadId)) n++;
+				if (caughtUp(r)) {
+					mine?.delete(r);
+					changes += 1;
+				} else if (r.threadId === undefined || !busy.has(r.threadId)) n++;
 			}
 			return n;
 		},
+		/** Changes with every slot taken, given back or shown by a shell since. */
+		version: (): number => changes,
 		/** How many slots a cap holds that the shells do not show yet (tests, metrics). */
 		pending(key: string): number {
 			let n = 0;

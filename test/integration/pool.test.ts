@@ -248,7 +248,26 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 			expect(r.text).toStartWith("no_capacity:");
 		expect(peak).toBeLessThanOrEqual(1);
 		expect(busyOn(stack.sim("c")).length).toBe(0);
+		const busyRows = async () =>
+			(
+				await callTool<{ machines: { name: string; active_runs: number }[] }>(
+					ops,
+					"t3_machines",
+					{},
+				)
+			).data.machines.map((m) => [m.name, m.active_runs]);
+		expect(await busyRows()).toEqual([
+			["a", 1],
+			["b", 1],
+			["c", 0],
+		]);
 		await finishAll();
+		// t3_machines keeps its answer only while nothing in it changed.
+		expect(await busyRows()).toEqual([
+			["a", 0],
+			["b", 0],
+			["c", 0],
+		]);
 	});
 
 	test("usage updates over the config stream: c's window back to 20 % gives it room", async () => {

@@ -4,6 +4,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ACCESS_LEVELS } from "../../config/types.ts";
 import { ok } from "../../mcp/result.ts";
+import { busyVersion } from "../../pool/capacity.ts";
 import { type MachinePool, machinePool } from "../../pool/report.ts";
 import { slotsOf } from "../../rights/run-slots.ts";
 import { providerStatusVersion } from "../../t3/capabilities/provider-status.ts";
@@ -85,9 +86,11 @@ export const t3Machines = defineTool({
 		if (connecting.length > 0) await Promise.all(connecting);
 		// The same answer while nothing in it changed: what any machine's status shows, and any
 		// machine's project list (replaced, never changed in place, when a project changes).
-		// The pool's figures: busy threads per machine (reservations included) and usage.
+		// The pool's figures: busy threads per machine (reservations included) and usage. A
+		// machine's busy set is made on first use: before the version is read.
 		const ledger = threadDeps.slots ?? slotsOf(fleet, threadDeps.now);
-		const pools = fleet.list().map((entry) => machinePool(ledger, entry));
+		const pools = () => fleet.list().map((entry) => machinePool(ledger, entry));
+		if (!answers.has(fleet)) pools();
 		const parts: unknown[] = [
 			stateNote,
 			client,
@@ -96,7 +99,8 @@ export const t3Machines = defineTool({
 			shownStatusVersion(),
 			projectListVersion(),
 			providerStatusVersion(),
-			pools.map((p) => p.active_runs).join(),
+			busyVersion(),
+			ledger.version(),
 		];
 		const kept = answers.get(fleet);
 		if (
@@ -105,6 +109,7 @@ export const t3Machines = defineTool({
 			kept.parts.every((p, i) => p === parts[i])
 		)
 			return kept.result;
+		const pooled = pools();
 		const machines = fleet.list().map((entry, i) => {
 			const status = entry.machine.status();
 			return {
@@ -116,7 +121,7 @@ export const t3Machines = defineTool({
 				projects: fleet.projects(entry).map((p) => p.title),
 				model: modelName(entry.config.model),
 				token_expires_at: status.tokenExpiresAt ?? null,
-				...(pools[i] as MachinePool),
+				...(pooled[i] as MachinePool),
 			};
 		});
 		const { name, access, approve } = client;
