@@ -2,12 +2,13 @@
  * Wires the long-lived parts together: the fleet of machines, the state database, the thread
  * operations and event tracking. `index.ts` creates it once; tests create their own.
  */
+
+import { type Approvals, createApprovals } from "./approvals/approvals.ts";
 import {
 	type ConfigDiff,
 	diffConfig,
 	keepUnchangedClients,
 } from "./config/config-diff.ts";
-import { type Approvals, createApprovals } from "./approvals/approvals.ts";
 import type { AppConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
 import { followWatched } from "./events/follow-watched.ts";
@@ -209,7 +210,7 @@ export function createServices(
 		writeProbe: createWriteProbe(db),
 		audit: createAuditStore(db, config.server.auditDays),
 		stateNote: options.stateNote ?? null,
-		approvals: createApprovals(() => services, config, {
+		approvals: createApprovals(() => services, {
 			clock,
 			fetch: options.fetch,
 			retryScheduleS: options.retryScheduleS,

@@ -6,7 +6,7 @@
  * once. The config is read at each use: a reload that changes `[approvals]` kills the links.
  */
 import { createHash } from "node:crypto";
-import type { AppConfig, ApprovalsConfig } from "../config/types.ts";
+import type { ApprovalsConfig } from "../config/types.ts";
 import { eventId } from "../events/event.ts";
 import type { FleetMachine } from "../fleet/fleet.ts";
 import { servicesForClient } from "../rights/for-client.ts";
@@ -80,12 +80,14 @@ const isApproval = (request: PendingRuntimeRequest | null) =>
 /** `services` is read lazily: the approvals are made while the services object is. */
 export function createApprovals(
 	getServices: () => Services,
-	config: AppConfig,
 	options: ApprovalsOptions = {},
 ): Approvals {
 	const clock = options.clock ?? systemClock;
 	let links: LinkStore | undefined;
 	let hook: PeopleHook | null = null;
+	/** What the hook was made for (its URL and bearer): another one after a reload, a new hook. */
+	let hookKey: string | null = null;
+	const retired = new Set<Promise<void>>();
 	/** Requests with a link, or one being made: `thread\0request`. */
 	const known = new Set<string>();
 	/** Threads with links not settled yet. */
@@ -104,6 +106,37 @@ export function createApprovals(
 				? undefined
 				: services.config.clients.find((c) => c.name === approvals.linkClient);
 		return { services, approvals, client };
+	};
+	/**
+	 * The people hook of the `[approvals]` in force: made anew when a reload changed its URL or
+	 * bearer (the old worker stops; rows left pending go to the new address), none without it.
+	 */
+	const currentHook = (): PeopleHook | null => {
+		const { services, approvals } = current();
+		const key =
+			approvals === null
+				? null
+				: `${approvals.hookUrl}\u0000${approvals.hookToken ?? ""}`;
+		if (key === hookKey || stopped) return hook;
+		if (hook) {
+			const done = hook.delivery.stop();
+			retired.add(done);
+			void done.finally(() => retired.delete(done));
+		}
+		hookKey = key;
+		hook =
+			approvals === null
+				? null
+				: createPeopleHook(approvals, services.config.server, {
+						db: services.db,
+						clock,
+						metrics: services.metrics,
+						log: services.log,
+						fetch: options.fetch,
+						retryScheduleS: options.retryScheduleS,
+					});
+		hook?.delivery.start();
+		return hook;
 	};
 	const store = () => {
 		links ??= createLinkStore(getServices().db);
@@ -180,7 +213,7 @@ export function createApprovals(
 		request: PendingRuntimeRequest,
 	) => {
 		const { services, approvals, client } = current();
-		if (!approvals || !client || !hook) return;
+		if (!approvals || !client || !currentHook()) return;
 		const { config } = services;
 		const publicUrl = config.server.publicUrl;
 		if (publicUrl === undefined) return;
@@ -389,7 +422,7 @@ export function createApprovals(
 
 	return {
 		get hook() {
-			return hook;
+			return currentHook();
 		},
 		get links() {
 			return store();
@@ -398,38 +431,31 @@ export function createApprovals(
 		decide,
 		start() {
 			const services = getServices();
-			const approvals = config.approvals ?? null;
-			if (approvals)
-				hook = createPeopleHook(approvals, config.server, {
-					db: services.db,
-					clock,
-					metrics: services.metrics,
-					log: services.log,
-					fetch: options.fetch,
-					retryScheduleS: options.retryScheduleS,
-				});
-			if (!hook) return;
+			currentHook();
 			for (const link of store().unsettled()) {
 				known.add(keyOf(link.thread_id, link.request_id));
 				track(link.thread_id, link.request_id);
 			}
-			hook.delivery.start();
+			// Attached whatever the config says now: a reload may add `[approvals]`.
 			stopAttach = services.fleet.forEachMachine((entry) =>
 				entry.machine.onChange((change) => {
 					if (stopped || entry.machine.status().state !== "online") return;
+					if (!services.config.approvals && unsettled.size === 0) return;
 					if (change.kind === "thread") consider(entry, change.thread);
 					else if (change.kind === "thread.removed")
 						settleGone(change.threadId, null);
 					else if (change.kind === "synchronized") sweep(entry);
 				}),
 			);
-			for (const entry of services.fleet.list())
-				if (entry.machine.status().state === "online") sweep(entry);
+			if (services.config.approvals)
+				for (const entry of services.fleet.list())
+					if (entry.machine.status().state === "online") sweep(entry);
 		},
 		async stop() {
 			stopped = true;
 			stopAttach?.();
 			await Promise.allSettled([...making]);
+			await Promise.allSettled([...retired]);
 			await hook?.delivery.stop();
 		},
 		async idle() {
