@@ -1,0 +1,399 @@
+/**
+ * The console (CONTRACT.md "Console") end to end in a real headless Chromium against the
+ * simulator: sign-in and its cookie, the machine, a question dispatched by another client
+ * appearing without a reload, an approver approving from the thread page, a non-approver
+ * offered no button and refused without the CSRF token, a hostile title shown as text, 360 px,
+ * sign-out and a token change ending the session, and the audit's `via: console`.
+ * Screenshots for docs/people.md are written only with UPDATE_SCREENSHOTS=1.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Browser, Page } from "puppeteer-core";
+import type { AppConfig } from "../../src/config/types.ts";
+import {
+	chromiumPath,
+	launchBrowser,
+	noChromiumMessage,
+} from "../helpers/browser.ts";
+import {
+	callTool,
+	connectClient,
+	type Stack,
+	startStack,
+	testClient,
+	until,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
+
+const ENTRY = join(import.meta.dir, "../../src/index.ts");
+const SHOTS = join(import.meta.dir, "../../docs/images");
+const TOKENS = {
+	agent: "agent-token-0123456789ab",
+	boss: "boss-token-0123456789abc",
+	watcher: "watcher-token-012345678",
+};
+const XSS_TITLE = "<img src=x onerror=alert(1)>";
+const chromium = chromiumPath();
+
+let stack: Stack;
+let agent: Client;
+let base: string;
+
+beforeAll(async () => {
+	stack = await startStack({
+		clients: [
+			testClient("agent", TOKENS.agent, {
+				access: "approval-required",
+				approve: false,
+			}),
+			testClient("boss", TOKENS.boss, { access: "read-only", approve: true }),
+			testClient("watcher", TOKENS.watcher, {
+				access: "read-only",
+				approve: false,
+			}),
+		],
+	});
+	base = new URL(stack.server.mcpUrl).origin;
+	agent = await connectClient(stack.server.mcpUrl, {
+		authorization: `Bearer ${TOKENS.agent}`,
+	});
+	await untilMachinesOnline(agent);
+});
+
+afterAll(async () => {
+	await agent?.close();
+	await stack?.stop();
+});
+
+async function dispatch(prompt: string, title: string): Promise<string> {
+	const done = await callTool<{ thread_id: string }>(agent, "t3_dispatch", {
+		machine: "demo",
+		project: "demo",
+		prompt,
+		title,
+	});
+	expect(done.isError, done.text).toBe(false);
+	return done.data.thread_id;
+}
+
+async function pendingKind(threadId: string): Promise<string | null> {
+	const read = await callTool<{ question: { kind: string } | null }>(
+		agent,
+		"t3_thread",
+		{ thread_id: threadId },
+	);
+	return read.data.question?.kind ?? null;
+}
+
+/** `t3code-mcp audit --json` on the stack's state file. */
+function auditRows(): Record<string, unknown>[] {
+	const config = join(stack.dir, `audit-${Math.random()}.toml`);
+	writeFileSync(
+		config,
+		`[server]\nstate = ${JSON.stringify(stack.statePath)}\n`,
+	);
+	const run = Bun.spawnSync(["bun", ENTRY, "audit", "--json"], {
+		env: { ...process.env, T3CODE_MCP_CONFIG: config },
+	});
+	expect(run.exitCode, run.stderr.toString()).toBe(0);
+	return run.stdout
+		.toString()
+		.trim()
+		.split("\n")
+		.filter((l) => l !== "")
+		.map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const form = (body: string) => ({
+	method: "POST",
+	headers: { "content-type": "application/x-www-form-urlencoded" },
+	body,
+});
+
+describe("without a browser", () => {
+	test("/ redirects to /console, which asks to sign in", async () => {
+		const root = await fetch(`${base}/`, { redirect: "manual" });
+		expect(root.status).toBe(302);
+		expect(root.headers.get("location")).toBe("/console");
+		const console = await fetch(`${base}/console`, { redirect: "manual" });
+		expect(console.status).toBe(303);
+		expect(console.headers.get("location")).toBe("/console/sign-in");
+	});
+
+	test("a wrong token is 401 and audited; a session cookie is no bearer on /mcp", async () => {
+		const wrong = await fetch(
+			`${base}/console/sign-in`,
+			form("token=not-a-token-of-anyone-here"),
+		);
+		expect(wrong.status).toBe(401);
+		expect(await wrong.text()).not.toContain("not-a-token-of-anyone-here");
+		const signIn = await fetch(`${base}/console/sign-in`, {
+			...form(`token=${TOKENS.watcher}`),
+			redirect: "manual",
+		});
+		expect(signIn.status).toBe(303);
+		const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
+		const mcp = await fetch(stack.server.mcpUrl, {
+			method: "POST",
+			headers: {
+				cookie: cookie ?? "",
+				"content-type": "application/json",
+				accept: "application/json, text/event-stream",
+			},
+			body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+		});
+		expect(mcp.status).toBe(401);
+		expect(
+			auditRows().some(
+				(r) =>
+					r.tool === "console_sign_in" &&
+					r.result === "unauthorized" &&
+					r.via === "console",
+			),
+		).toBe(true);
+	});
+
+	test("a POST from a foreign Origin is 403", async () => {
+		const response = await fetch(`${base}/console/sign-in`, {
+			...form(`token=${TOKENS.boss}`),
+			headers: {
+				"content-type": "application/x-www-form-urlencoded",
+				origin: "http://evil.example",
+			},
+		});
+		expect(response.status).toBe(403);
+	});
+});
+
+describe.skipIf(chromium === undefined)("in a real browser", () => {
+	let browser: Browser;
+	const dialogs: string[] = [];
+
+	beforeAll(async () => {
+		browser = await launchBrowser(chromium as string);
+	});
+	afterAll(async () => {
+		await browser?.close();
+	});
+
+	/** A page of its own browser context (its own cookies), signed in with `token`. */
+	async function signedIn(token: string): Promise<Page> {
+		const context = await browser.createBrowserContext();
+		const page = await context.newPage();
+		page.on("dialog", async (dialog) => {
+			dialogs.push(dialog.message());
+			await dialog.dismiss();
+		});
+		await page.goto(`${base}/console`, { waitUntil: "load" });
+		expect(new URL(page.url()).pathname).toBe("/console/sign-in");
+		await page.type("#token", token);
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("button[type=submit]"),
+		]);
+		expect(new URL(page.url()).pathname).toBe("/console");
+		return page;
+	}
+
+	const liveOpen = (page: Page) =>
+		page.waitForFunction(
+			"window.t3console && window.t3console.state === 'open'",
+		);
+
+	const fits = async (page: Page) => {
+		const widths = (await page.evaluate(
+			"({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+		)) as { scroll: number; client: number };
+		expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+	};
+
+	test("signing in: an HttpOnly SameSite=Lax session, the machine, the page's headers", async () => {
+		const page = await signedIn(TOKENS.boss);
+		const cookies = await page.browserContext().cookies();
+		const session = cookies.find((c) => c.name === "t3mcp_console");
+		expect(session?.httpOnly).toBe(true);
+		expect(session?.sameSite).toBe("Lax");
+		const response = await page.reload({ waitUntil: "load" });
+		const headers = response?.headers() ?? {};
+		expect(headers["content-security-policy"]).toContain(
+			"frame-ancestors 'none'",
+		);
+		expect(headers["x-content-type-options"]).toBe("nosniff");
+		expect(headers["referrer-policy"]).toBe("no-referrer");
+		expect(
+			await page.$eval("[data-machine=demo]", (m) => m.textContent ?? ""),
+		).toContain("online");
+		await page.browserContext().close();
+	});
+
+	test("a question dispatched by another client appears without a reload", async () => {
+		const page = await signedIn(TOKENS.boss);
+		await page.setViewport({ width: 360, height: 740 });
+		await liveOpen(page);
+		await page.evaluate("window.__kept = 'still the same page'");
+		const threadId = await dispatch("ask me", "Pick a colour");
+		const row = `ul[data-section=attention] [data-thread="${threadId}"]`;
+		await page.waitForSelector(row, { timeout: 10_000 });
+		expect(await page.$eval(row, (r) => r.textContent ?? "")).toContain(
+			"waits: question",
+		);
+		expect(await page.evaluate("window.__kept")).toBe("still the same page");
+		await fits(page);
+		await page.browserContext().close();
+	});
+
+	test("a hostile title renders as text and opens no dialog", async () => {
+		const threadId = await dispatch("say hello", XSS_TITLE);
+		const page = await signedIn(TOKENS.boss);
+		await page.setViewport({ width: 360, height: 740 });
+		await page.waitForSelector(`[data-thread="${threadId}"] .title`);
+		expect(
+			await page.$eval(
+				`[data-thread="${threadId}"] .title`,
+				(t) => t.textContent ?? "",
+			),
+		).toBe(XSS_TITLE);
+		expect(await page.$$eval("main img", (imgs) => imgs.length)).toBe(0);
+		await page.goto(`${base}/console/threads/${threadId}`, {
+			waitUntil: "load",
+		});
+		expect(await page.$eval("h1", (h) => h.textContent ?? "")).toBe(XSS_TITLE);
+		expect(await page.$$eval("main img", (imgs) => imgs.length)).toBe(0);
+		await fits(page);
+		expect(dialogs).toEqual([]);
+		await page.browserContext().close();
+	});
+
+	test("a non-approver sees no approve button and its forged POSTs are 403; the approver approves and the run completes", async () => {
+		const threadId = await dispatch("run a command", "List the files");
+		await until(
+			async () => (await pendingKind(threadId)) === "approval",
+			10_000,
+			"the approval",
+		);
+		const thread = `${base}/console/threads/${threadId}`;
+
+		const agentPage = await signedIn(TOKENS.agent);
+		await agentPage.goto(thread, { waitUntil: "load" });
+		expect(await agentPage.$$("button[name=decision]")).toHaveLength(0);
+		expect(await agentPage.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"approve right",
+		);
+		// The decision form posted without the CSRF token: 403, nothing sent.
+		const forged = (await agentPage.evaluate(
+			`fetch(${JSON.stringify(`${thread}/decide`)}, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=accept" }).then((r) => r.status)`,
+		)) as number;
+		expect(forged).toBe(403);
+		// With its own CSRF token: refused for its rights, as t3_answer would be.
+		const csrf = await agentPage.$eval(
+			"input[name=csrf]",
+			(i) => (i as unknown as { value: string }).value,
+		);
+		const refused = (await agentPage.evaluate(
+			`fetch(${JSON.stringify(`${thread}/decide`)}, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=accept&csrf=" + encodeURIComponent(${JSON.stringify(csrf)}) }).then((r) => r.status)`,
+		)) as number;
+		expect(refused).toBe(403);
+		expect(await pendingKind(threadId)).toBe("approval");
+		await agentPage.browserContext().close();
+
+		const bossPage = await signedIn(TOKENS.boss);
+		await bossPage.setViewport({ width: 360, height: 740 });
+		await bossPage.goto(thread, { waitUntil: "load" });
+		await fits(bossPage);
+		await Promise.all([
+			bossPage.waitForNavigation({ waitUntil: "load" }),
+			bossPage.click("button[name=decision][value=accept]"),
+		]);
+		expect(new URL(bossPage.url()).pathname).toBe(
+			`/console/threads/${threadId}`,
+		);
+		expect(await bossPage.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Sent: accept",
+		);
+		await until(
+			async () => {
+				const read = await callTool<{ latest_run: { status: string } }>(
+					agent,
+					"t3_thread",
+					{ thread_id: threadId },
+				);
+				return read.data.latest_run.status === "completed";
+			},
+			10_000,
+			"the run to complete",
+		);
+		await bossPage.browserContext().close();
+
+		const rows = auditRows().filter((r) => r.thread_id === threadId);
+		expect(rows).toContainEqual(
+			expect.objectContaining({
+				client: "boss",
+				tool: "t3_answer",
+				result: "ok",
+				detail: "accept",
+				via: "console",
+				machine: "demo",
+			}),
+		);
+		expect(rows).toContainEqual(
+			expect.objectContaining({
+				client: "agent",
+				tool: "t3_answer",
+				result: "approval_denied",
+				via: "console",
+			}),
+		);
+	});
+
+	test("sign-out ends the session", async () => {
+		const page = await signedIn(TOKENS.watcher);
+		const cookie = (await page.browserContext().cookies()).find(
+			(c) => c.name === "t3mcp_console",
+		);
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("form[action='/console/sign-out'] button"),
+		]);
+		expect(new URL(page.url()).pathname).toBe("/console/sign-in");
+		const again = await fetch(`${base}/console`, {
+			headers: { cookie: `t3mcp_console=${cookie?.value}` },
+			redirect: "manual",
+		});
+		expect(again.headers.get("location")).toBe("/console/sign-in");
+		await page.browserContext().close();
+	});
+
+	test("a token change (reload) ends the session at once: the open page goes to sign-in", async () => {
+		const page = await signedIn(TOKENS.watcher);
+		await liveOpen(page);
+		const next = structuredClone(stack.server.services.config) as AppConfig;
+		for (const client of next.clients)
+			if (client.name === "watcher")
+				client.token = "watcher-token-rotated-0001";
+		await stack.server.services.reload(next);
+		await page.waitForFunction("location.pathname === '/console/sign-in'", {
+			timeout: 10_000,
+		});
+		await page.browserContext().close();
+	});
+
+	test.skipIf(process.env.UPDATE_SCREENSHOTS !== "1")(
+		"screenshots of the console for docs/people.md",
+		async () => {
+			mkdirSync(SHOTS, { recursive: true });
+			await dispatch("ask me", "Choose the release colour");
+			const page = await signedIn(TOKENS.boss);
+			await page.setViewport({ width: 1280, height: 860 });
+			await page.reload({ waitUntil: "load" });
+			await page.screenshot({ path: join(SHOTS, "console.png") });
+			await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2 });
+			await page.reload({ waitUntil: "load" });
+			await page.screenshot({ path: join(SHOTS, "console-phone.png") });
+			await page.browserContext().close();
+		},
+	);
+});
+
+if (chromium === undefined) test.skip(noChromiumMessage(), () => {});
