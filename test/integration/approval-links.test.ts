@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "puppeteer-core";
+import type { AppConfig } from "../../src/config/types.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -457,5 +458,76 @@ describe("deciding once", () => {
 			["machine_offline", "boss", "link"],
 			["ok", "boss", "link"],
 		]);
+	});
+});
+
+describe("a reload", () => {
+	test("adding [approvals] makes links from then on; changing it kills the links made before", async () => {
+		const hook = startReceiver();
+		const own = await startStack({
+			clients: [
+				testClient("agent", TOKENS.agent, {
+					access: "approval-required",
+					approve: false,
+				}),
+				testClient("boss", TOKENS.boss, { access: "read-only", approve: true }),
+			],
+			server: { hookSecret: TEST_SECRET },
+		});
+		const as = await connectClient(own.server.mcpUrl, {
+			authorization: `Bearer ${TOKENS.agent}`,
+		});
+		try {
+			await untilMachinesOnline(as);
+			const reload = (change: (c: AppConfig) => void) => {
+				const next = structuredClone(own.server.services.config);
+				change(next);
+				return own.server.services.reload(next);
+			};
+			const report = await reload((c) => {
+				c.server.publicUrl = PUBLIC;
+				c.approvals = {
+					linkClient: "boss",
+					hookUrl: hook.url,
+					hookTokenEnv: null,
+					hookToken: undefined,
+					linkTtlS: 3600,
+					decisions: ["accept", "decline"],
+				};
+			});
+			expect(report.server.applied).toContain("publicUrl");
+			const dispatched = await callTool<{ thread_id: string }>(
+				as,
+				"t3_dispatch",
+				{ machine: "demo", project: "demo", prompt: "run a command" },
+			);
+			await until(
+				() => ofThread(hook, dispatched.data.thread_id).length === 1,
+				10_000,
+				"a link after the reload",
+			);
+			const url = String(
+				ofThread(hook, dispatched.data.thread_id)[0]?.body.approval_url,
+			).replace(PUBLIC, new URL(own.server.mcpUrl).origin);
+			expect(await (await fetch(url)).text()).toContain('name="decision"');
+
+			await reload((c) => {
+				if (c.approvals) c.approvals.linkTtlS = 600;
+			});
+			const dead = await fetch(url);
+			const html = await dead.text();
+			expect(html).toContain("This link no longer works");
+			expect(html).not.toContain('name="decision"');
+			const refused = await fetch(url, {
+				method: "POST",
+				headers: { "content-type": "application/x-www-form-urlencoded" },
+				body: "decision=accept",
+			});
+			expect(refused.status).toBe(409);
+		} finally {
+			await as.close();
+			await own.stop();
+			await hook.stop();
+		}
 	});
 });
