@@ -58,6 +58,11 @@ export function createApp(
 			publicUrl,
 		}),
 	);
+	// Approval links for people (src/approvals): the page and its one POST, which checks
+	// `Origin` itself (public_url's or the request's own, CONTRACT.md "Approval links"), so
+	// before the guard below: a person reaching the server by another name of its own still
+	// decides, and an origin allowed for MCP clients still cannot.
+	mountApprovalRoutes(app, services);
 	app.use(
 		"*",
 		originGuard({
@@ -66,8 +71,6 @@ export function createApp(
 			publicUrl,
 		}),
 	);
-	// Approval links for people (src/approvals): the page and its one POST.
-	mountApprovalRoutes(app, services);
 	// The console for people (src/console): `/` redirects there.
 	mountConsole(app, services, { loopbackListener: isLoopback(server.host) });
 	// A client sees the operator's view of /healthz (machine names, delivery errors) and may

@@ -64,6 +64,8 @@ beforeAll(async () => {
 			hookUrl: agents.url,
 			hookSecret: TEST_SECRET,
 			publicUrl: PUBLIC,
+			// Allowed for browser MCP clients: never for a link's POST.
+			allowedOrigins: ["https://claude.ai"],
 		},
 		approvals: {
 			linkClient: "boss",
@@ -231,6 +233,8 @@ describe("a link on the people hook only", () => {
 	test("a POST from a foreign Origin is 403 and sends nothing", async () => {
 		const res = await post(link.localUrl, "accept", "http://evil.example");
 		expect(res.status).toBe(403);
+		const mcpOrigin = await post(link.localUrl, "accept", "https://claude.ai");
+		expect(mcpOrigin.status).toBe(403);
 		expect(responds(link.threadId)).toHaveLength(0);
 	});
 
@@ -390,7 +394,8 @@ describe("deciding once", () => {
 			"the declined run to end",
 		);
 		expect(responds(link.threadId)).toHaveLength(1);
-		const again = await post(link.localUrl, "accept");
+		// public_url's origin passes the check; the link is used.
+		const again = await post(link.localUrl, "accept", PUBLIC);
 		expect(again.status).toBe(409);
 		expect(await again.text()).toContain("Decided: Decline, by client boss");
 		expect(responds(link.threadId)).toHaveLength(1);
