@@ -49,6 +49,7 @@ const VALID_ARGS: Record<string, Record<string, unknown>> = {
 	t3_manage: { thread_id: "t-none", action: "archive" },
 	t3_delete: { thread_id: "t-none" },
 	t3_diff: { thread_id: "t-none" },
+	t3_usage: {},
 };
 
 /** Where each tool takes an id that becomes a T3 URL path segment. */

@@ -107,6 +107,7 @@ describe("levels", () => {
 			"t3_projects",
 			"t3_thread",
 			"t3_threads",
+			"t3_usage",
 			"t3_wait",
 			"t3_watch",
 		]);
@@ -129,7 +130,7 @@ describe("levels", () => {
 	});
 
 	test("a full-access client lists every tool", async () => {
-		expect((await names(as.ops as Client)).length).toBe(14);
+		expect((await names(as.ops as Client)).length).toBe(15);
 	});
 
 	test("t3_machines shows the caller its own rights", async () => {
