@@ -175,6 +175,13 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 		expect(named.text).toStartWith("max_active_runs_reached:");
 		expect(named.text).toContain('machine "a"');
 		expect(busyOn(stack.sim("a")).length).toBe(1);
+		const metrics = await (
+			await fetch(`${stack.server.url}/metrics`, {
+				headers: { authorization: `Bearer ${TOKENS.ops}` },
+			})
+		).text();
+		expect(metrics).toContain('t3code_mcp_placements_total{machine="a"} 1');
+		expect(metrics).toContain('t3code_mcp_placements_total{machine="b"} 1');
 	});
 
 	test("t3_usage shows c's window at 100; t3_machines a's active_runs 1 of 1", async () => {
