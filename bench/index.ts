@@ -4,6 +4,7 @@
  */
 import { cpus, totalmem } from "node:os";
 import { relative } from "node:path";
+import { benchConsole } from "./console.ts";
 import { benchFootprint } from "./footprint.ts";
 import { benchHealthz } from "./healthz.ts";
 import { config } from "./lib/config.ts";
@@ -32,6 +33,7 @@ const BENCHES: [string, Bench][] = [
 	["load", benchLoad],
 	["threads", benchThreads],
 	["placement", benchPlacement],
+	["console", benchConsole],
 ];
 const OPT_IN: [string, Bench][] = [["scale", benchScale]];
 
