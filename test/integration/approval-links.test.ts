@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "puppeteer-core";
 import type { AppConfig } from "../../src/config/types.ts";
+import { createLogger } from "../../src/util/log.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -533,6 +534,31 @@ describe("a reload", () => {
 			await as.close();
 			await own.stop();
 			await hook.stop();
+		}
+	});
+});
+
+describe("logs", () => {
+	test("a failing link request is logged with the token masked", async () => {
+		const lines: string[] = [];
+		const own = await startStack({
+			log: createLogger("debug", (line) => lines.push(line)),
+		});
+		try {
+			own.server.services.approvals.state = () => {
+				throw new Error("boom");
+			};
+			const token = "T".repeat(43);
+			const res = await fetch(
+				`${new URL(own.server.mcpUrl).origin}/a/${token}`,
+			);
+			expect(res.status).toBe(500);
+			const logged = lines.filter((l) => l.includes("http handler failed"));
+			expect(logged).toHaveLength(1);
+			expect(logged[0]).toContain('"path":"/a/[redacted]"');
+			expect(lines.join("\n")).not.toContain(token);
+		} finally {
+			await own.stop();
 		}
 	});
 });
