@@ -71,6 +71,21 @@ test("no lower module imports the http, mcp, tools or cli layer, nor the MCP SDK
 	expect(offending).toEqual([]);
 });
 
+test("pool/ is beneath threads/: it imports none of threads/, tools/, mcp/, http/ or console/", () => {
+	const above = ["threads", "tools", "mcp", "http", "console", "cli"];
+	const offending: string[] = [];
+	for (const file of FILES) {
+		if (!rel(file).startsWith("pool/")) continue;
+		for (const { spec } of imports(file)) {
+			const to = target(file, spec);
+			if (to && above.includes(rel(to).split("/")[0] ?? ""))
+				offending.push(`${rel(file)} imports ${spec}`);
+		}
+	}
+	expect(FILES.some((f) => rel(f).startsWith("pool/"))).toBe(true);
+	expect(offending).toEqual([]);
+});
+
 /** The value imports between source files, by file. */
 function valueEdges(): Map<string, string[]> {
 	const edges = new Map<string, string[]>();
