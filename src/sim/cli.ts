@@ -7,6 +7,7 @@
  * exit 3, as for `serve`.
  */
 import { simPromptLines } from "./agent/prompts.ts";
+import { defaultProviders } from "./agent/providers.ts";
 import { isSimCompat, SIM_COMPATS } from "./compat.ts";
 import { startSim } from "./sim.ts";
 import type { SimOptions, SimUsageWindow } from "./types.ts";
@@ -126,6 +127,11 @@ export function parseUsage(value: string): SimUsageWindow {
 	if (!m || used > 100)
 		throw new SimUsageError(
 			`--usage must look like PROVIDER=KIND:USED_PERCENT[:RESETS_IN_MIN] (percent 0-100), e.g. claudeAgent=session:100:90, got "${value}"`,
+		);
+	const providers = defaultProviders().map((p) => String(p.instanceId));
+	if (!providers.includes(m[1] as string))
+		throw new SimUsageError(
+			`--usage: no provider "${m[1]}" in the simulator; one of ${providers.join(", ")}`,
 		);
 	return {
 		provider: m[1] as string,

@@ -43,7 +43,13 @@ describe("sim --usage", () => {
 			},
 			{ provider: "codex", kind: "weekly", usedPercent: 12.5 },
 		]);
-		for (const bad of ["claudeAgent", "x=session", "x=session:101", "=a:1"])
+		for (const bad of [
+			"claudeAgent",
+			"x=session",
+			"codex=session:101",
+			"=a:1",
+			"nobody=session:5",
+		])
 			expect(() => parseSimFlags(["--usage", bad])).toThrow(SimUsageError);
 	});
 });
