@@ -7,6 +7,8 @@
  */
 import type { Context, Env, Hono } from "hono";
 import type { Services } from "../services.ts";
+import { PAGE_HEADERS } from "../web/page-headers.ts";
+import { originAllowed } from "../web/same-origin.ts";
 import type { LinkState } from "./approvals.ts";
 import {
 	LINK_CSS_PATH,
@@ -20,30 +22,8 @@ import { LINK_CSS } from "./page-css.ts";
 /** A form with one field: anything longer is not ours. */
 const MAX_FORM_BYTES = 4096;
 
-const PAGE_HEADERS: Record<string, string> = {
-	"content-type": "text/html; charset=utf-8",
-	"content-security-policy": "default-src 'self'; frame-ancestors 'none'",
-	"x-content-type-options": "nosniff",
-	// Not `no-referrer`: under it a browser sends `Origin: null` with the form's POST, which
-	// the origin check must refuse. Same-origin requests only carry the page's address, and
-	// this page links nowhere else.
-	"referrer-policy": "same-origin",
-	"cache-control": "no-store",
-	"x-robots-tag": "noindex, nofollow",
-};
-
 const page = <E extends Env>(c: Context<E>, html: string, status = 200) =>
 	c.body(html, status as 200, PAGE_HEADERS);
-
-function originOf(url: string | undefined): string | undefined {
-	if (url === undefined) return undefined;
-	try {
-		const origin = new URL(url).origin;
-		return origin === "null" ? undefined : origin;
-	} catch {
-		return undefined;
-	}
-}
 
 /** The page for a link's state, with `notice` above it when given. */
 function render(
@@ -93,16 +73,8 @@ export function mountApprovalRoutes<E extends Env>(
 	});
 	app.post("/a/:token", async (c) => {
 		const origin = c.req.header("origin");
-		if (origin !== undefined) {
-			const accepted = new Set(
-				[
-					originOf(services.config.server.publicUrl),
-					originOf(c.req.url),
-				].filter((o) => o !== undefined),
-			);
-			if (!accepted.has(originOf(origin) ?? origin.trim().toLowerCase()))
-				return c.json({ error: "origin not allowed", origin }, 403);
-		}
+		if (!originAllowed(c.req.raw, services.config.server.publicUrl))
+			return c.json({ error: "origin not allowed", origin }, 403);
 		const length = Number(c.req.header("content-length") ?? "0");
 		if (length > MAX_FORM_BYTES) return c.text("form too large\n", 413);
 		const text = await c.req.raw.text();
