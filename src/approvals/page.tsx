@@ -97,7 +97,7 @@ export function linkPage(props: {
 				{open ? (
 					<>
 						<h2>Your decision</h2>
-						<form method="post">
+						<form method="post" class="decide">
 							{offered.map((d) => (
 								<div class="choice">
 									<button
