@@ -378,6 +378,40 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 
 if (chromium === undefined) test.skip(noChromiumMessage(), () => {});
 
+describe("unwatched threads", () => {
+	test("an approval on a thread nobody watches still gets its link; the agents' hook hears nothing", async () => {
+		const dispatched = await callTool<{ thread_id: string }>(
+			agent,
+			"t3_dispatch",
+			{
+				machine: "demo",
+				project: "demo",
+				prompt: "run a command",
+				watch: false,
+			},
+		);
+		expect(dispatched.isError, dispatched.text).toBe(false);
+		const threadId = dispatched.data.thread_id;
+		await until(
+			() => ofThread(people, threadId, "approval.requested").length === 1,
+			10_000,
+			"approval.requested for an unwatched thread",
+		);
+		const url = local(
+			String(
+				ofThread(people, threadId, "approval.requested")[0]?.body.approval_url,
+			),
+		);
+		expect((await post(url, "decline")).status).toBe(200);
+		await until(
+			() => ofThread(people, threadId, "approval.settled").length === 1,
+			10_000,
+			"approval.settled for an unwatched thread",
+		);
+		expect(ofThread(agents, threadId)).toEqual([]);
+	});
+});
+
 describe("deciding once", () => {
 	test("two POSTs at once decide once; the second sees who decided", async () => {
 		const link = await requestLink();
