@@ -6,6 +6,8 @@
  */
 import type { ClientConfig } from "../config/types.ts";
 import type { FleetMachine } from "../fleet/fleet.ts";
+import { machinePool } from "../pool/report.ts";
+import { slotsOf } from "../rights/run-slots.ts";
 import type { Services } from "../services.ts";
 import { outboxStats } from "../store/outbox-stats.ts";
 import { listThreads } from "../threads/read/list.ts";
@@ -32,6 +34,11 @@ export interface MachineRow {
 	token_expires_at: number | null;
 	/** The expiry is within 7 days (or past). */
 	token_warning: boolean;
+	/** Busy threads on the machine, whoever started them, against its cap (src/pool). */
+	active_runs: number;
+	max_active_runs: number | null;
+	/** Per provider T3 reports usage for: its most used window (null: unknown). */
+	usage: { provider: string; label: string; used_percent: number | null }[];
 }
 
 export interface OutboxView {
@@ -80,6 +87,10 @@ export function machineRow(
 	now: number,
 ): MachineRow {
 	const status = entry.machine.status();
+	const pool = machinePool(
+		scoped.threadDeps.slots ?? slotsOf(scoped.fleet, scoped.threadDeps.now),
+		entry,
+	);
 	const expires =
 		isOperator(client) && status.tokenExpiresAt
 			? Date.parse(status.tokenExpiresAt)
@@ -91,6 +102,22 @@ export function machineRow(
 		runs: runsGoing(scoped, entry),
 		token_expires_at: Number.isNaN(expires) ? null : expires,
 		token_warning: !Number.isNaN(expires) && expires - now <= WEEK_MS,
+		active_runs: pool.active_runs,
+		max_active_runs: pool.max_active_runs,
+		usage: pool.usage.map((u) => {
+			let top: (typeof u.windows)[number] | undefined;
+			for (const w of u.windows)
+				if (
+					w.used_percent !== null &&
+					(top?.used_percent == null || w.used_percent > top.used_percent)
+				)
+					top = w;
+			return {
+				provider: u.provider,
+				label: top?.label ?? "usage",
+				used_percent: top?.used_percent ?? null,
+			};
+		}),
 	};
 }
 

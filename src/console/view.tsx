@@ -153,6 +153,27 @@ export const MachineItem = (props: { machine: MachineRow; now: number }) => {
 				<span>
 					{m.runs} run{m.runs === 1 ? "" : "s"} going
 				</span>
+				{m.max_active_runs !== null && (
+					<span
+						class={m.active_runs >= m.max_active_runs ? "warn" : ""}
+						data-cap
+					>
+						{m.active_runs} / {m.max_active_runs} busy
+					</span>
+				)}
+				{m.usage.map((u) => (
+					<span class="usage" data-provider={u.provider}>
+						{u.provider} {u.label}{" "}
+						{u.used_percent === null ? (
+							"unknown"
+						) : (
+							<>
+								<meter min={0} max={100} high={90} value={u.used_percent} />{" "}
+								{Math.round(u.used_percent)} %
+							</>
+						)}
+					</span>
+				))}
 				{m.token_expires_at !== null && (
 					<span class={m.token_warning ? "warn" : ""}>
 						{m.token_warning ? "⚠ token expires " : "token expires "}

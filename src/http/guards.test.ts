@@ -128,6 +128,18 @@ describe("originGuard", () => {
 		expect((await post({ Origin: "http://claude.ai" })).status).toBe(403);
 	});
 
+	it("takes Origin: null for a page's own form only with Sec-Fetch-Site: same-origin", async () => {
+		// A page of this server under Referrer-Policy: no-referrer posts with Origin: null.
+		const own = { Origin: "null", "Sec-Fetch-Site": "same-origin" };
+		expect((await post(own)).status).toBe(200);
+		expect(
+			(await post({ Origin: "null", "Sec-Fetch-Site": "cross-site" })).status,
+		).toBe(403);
+		expect(
+			(await post({ Origin: "null", "Sec-Fetch-Site": "same-site" })).status,
+		).toBe(403);
+	});
+
 	it("accepts a listed Origin, case-insensitive on scheme and host", async () => {
 		expect((await post({ Origin: "https://claude.ai" })).status).toBe(200);
 		expect((await post({ Origin: "HTTPS://Claude.AI" })).status).toBe(200);
