@@ -429,6 +429,35 @@ describe("deciding once", () => {
 			"the declined run to end",
 		);
 		expect(responds(link.threadId)).toHaveLength(1);
+		// Without a browser too: the settled and answered events, and the audit row.
+		await until(
+			() =>
+				ofThread(people, link.threadId, "approval.settled").length === 1 &&
+				ofThread(agents, link.threadId, "thread.answered").length === 1,
+			10_000,
+			"approval.settled and thread.answered",
+		);
+		for (const event of [
+			ofThread(people, link.threadId, "approval.settled")[0],
+			ofThread(agents, link.threadId, "thread.answered")[0],
+		])
+			expect(event?.body).toMatchObject({
+				decision: "decline",
+				client: "boss",
+				via: "link",
+			});
+		expect(
+			auditRows().filter(
+				(r) => r.thread_id === link.threadId && r.tool === "t3_answer",
+			),
+		).toEqual([
+			expect.objectContaining({
+				client: "boss",
+				via: "link",
+				detail: "decline",
+				result: "ok",
+			}),
+		]);
 		// public_url's origin passes the check; the link is used.
 		const again = await post(link.localUrl, "accept", PUBLIC);
 		expect(again.status).toBe(409);
