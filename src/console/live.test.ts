@@ -57,15 +57,18 @@ function setUp(maxQueued: number) {
 	return { live, session, change, entry };
 }
 
-const read = async (reader: ReadableStreamDefaultReader<Uint8Array>) =>
+type Reader = { read(): Promise<{ value?: Uint8Array }> };
+const read = async (reader: Reader) =>
 	new TextDecoder().decode((await reader.read()).value);
+const readerOf = (response: Response): Reader =>
+	(
+		response.body as ReadableStream<Uint8Array>
+	).getReader() as unknown as Reader;
 
 describe("the console's live stream", () => {
 	it("sends a changed row, rendered with every text escaped", async () => {
 		const { live, session, change } = setUp(16);
-		const reader = (
-			live.open(session).body as ReadableStream<Uint8Array>
-		).getReader();
+		const reader = readerOf(live.open(session));
 		expect(await read(reader)).toBe("retry: 2000\n\n");
 		change(shell("<img src=x onerror=alert(1)>", "completed"));
 		const message = await read(reader);
@@ -81,9 +84,7 @@ describe("the console's live stream", () => {
 	it("drops a stream that falls behind its buffer, and nobody else waits", async () => {
 		const { live, session, change } = setUp(4);
 		const lagging = live.open(session);
-		const reading = (
-			live.open(session).body as ReadableStream<Uint8Array>
-		).getReader();
+		const reading = readerOf(live.open(session));
 		expect(live.count()).toBe(2);
 		const got: string[] = [];
 		for (let i = 0; i < 10; i++) {
