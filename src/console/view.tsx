@@ -128,8 +128,9 @@ export const ThreadRow = (props: { row: ConsoleRow; now: number }) => {
 						asked <When at={row.pending_since} now={now} />
 					</span>
 				)}
-				<span>{row.machine}</span>
-				<span>{row.project}</span>
+				<span title="machine · project">
+					{row.machine} · {row.project}
+				</span>
 				{row.client !== null && <span>client {row.client}</span>}
 				{row.pending === null && (
 					<span>
