@@ -176,7 +176,7 @@ export function createApprovals(
 			unsettled.delete(link.thread_id);
 		known.delete(keyOf(link.thread_id, link.request_id));
 		const id = eventId();
-		hook?.emit({
+		currentHook()?.emit({
 			id,
 			thread_id: link.thread_id,
 			dedupe_key: `settled:${link.request_id}`,
@@ -271,7 +271,7 @@ export function createApprovals(
 				expires,
 			});
 			if (!inserted) return false;
-			hook?.emit({
+			currentHook()?.emit({
 				id,
 				thread_id: shell.id,
 				dedupe_key: `requested:${request.id}`,
