@@ -319,6 +319,54 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 	});
 });
 
+describe("a machine that is not online has no room", () => {
+	let stack: Stack;
+	let client: Client;
+	beforeAll(async () => {
+		stack = await startStack({
+			machines: [{ name: "x", maxActiveRuns: 1 }, { name: "y" }],
+		});
+		client = await stack.client();
+		await untilMachinesOnline(client);
+	});
+	afterAll(async () => {
+		await client?.close();
+		await stack?.stop();
+	});
+
+	test("skipped as offline by a pattern; refused by name with nothing sent", async () => {
+		await stack.sim("x").stop();
+		await until(
+			async () =>
+				(await callTool<Usage>(client, "t3_usage", { machine: "x" })).data
+					.machines[0]?.state !== "online",
+			10_000,
+			"x offline",
+		);
+		const placed = await callTool<Dispatched>(client, "t3_dispatch", {
+			machine: "*",
+			project: "demo",
+			prompt: "say hello",
+		});
+		expect(placed.data.placement).toEqual({
+			machine: "y",
+			reason: "only_room",
+			skipped: [
+				{ machine: "x", reason: "offline", detail: expect.any(String) },
+			],
+		});
+		const named = await callTool(client, "t3_dispatch", {
+			machine: "x",
+			project: "demo",
+			prompt: "say hello",
+		});
+		expect(named.isError).toBe(true);
+		expect(named.text).toContain(
+			"no room (max_active_runs) until its shell has synchronized",
+		);
+	});
+});
+
 describe("the pre-release engine reports no usage", () => {
 	let stack: Stack;
 	let client: Client;
