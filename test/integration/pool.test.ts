@@ -317,6 +317,17 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 		expect(refused.text).toContain("c (usage_limit:");
 		await finishAll();
 	});
+
+	test("a burst to a named machine at max_active_runs 1 starts exactly one", async () => {
+		const results = await Promise.all(
+			Array.from({ length: 8 }, () => dispatch(ops, { machine: "b" })),
+		);
+		expect(results.filter((r) => !r.isError).length).toBe(1);
+		for (const r of results.filter((r) => r.isError))
+			expect(r.text).toStartWith("max_active_runs_reached:");
+		expect(busyOn(stack.sim("b")).length).toBe(1);
+		await finishAll();
+	});
 });
 
 describe("a machine that is not online has no room", () => {
