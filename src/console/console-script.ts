@@ -71,6 +71,13 @@ const redraw = async () => {
 		const fresh = doc.getElementById("main");
 		const main = document.getElementById("main");
 		if (fresh && main) {
+			// What the last action said stays until the person leaves the page.
+			const said = main.querySelector(".notice[role=status]");
+			if (said && !fresh.querySelector(".notice[role=status]")) {
+				const h1 = fresh.querySelector("h1");
+				if (h1) h1.after(said);
+				else fresh.prepend(said);
+			}
 			main.replaceWith(document.adoptNode(fresh));
 			state.redraws += 1;
 		}

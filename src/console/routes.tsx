@@ -159,16 +159,14 @@ export function mountConsole<E extends Env>(
 
 	const actions = consoleActions(services, now);
 
-	app.get("/", (c) => c.redirect("/console", 302));
 	// Only where the console is served: elsewhere the console does not exist (404).
-	app.use("/console", async (c, next) => {
-		if (open() && !options.loopbackListener) return c.notFound();
-		await next();
-	});
-	app.use("/console/*", async (c, next) => {
-		if (open() && !options.loopbackListener) return c.notFound();
-		await next();
-	});
+	const served = () => !open() || options.loopbackListener;
+	app.get("/", (c) => (served() ? c.redirect("/console", 302) : c.notFound()));
+	for (const path of ["/console", "/console/*"])
+		app.use(path, async (c, next) => {
+			if (!served()) return c.notFound();
+			await next();
+		});
 	app.get(CSS_PATH, (c) =>
 		c.body(
 			`${BASE_CSS}${CONSOLE_CSS}`,

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "puppeteer-core";
 import type { AppConfig } from "../../src/config/types.ts";
+import { createApp } from "../../src/http/app.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -33,6 +34,7 @@ const TOKENS = {
 	agent: "agent-token-0123456789ab",
 	boss: "boss-token-0123456789abc",
 	watcher: "watcher-token-012345678",
+	ops: "ops-token-0123456789abcdef",
 };
 const XSS_TITLE = "<img src=x onerror=alert(1)>";
 const chromium = chromiumPath();
@@ -53,6 +55,7 @@ beforeAll(async () => {
 				access: "read-only",
 				approve: false,
 			}),
+			testClient("ops", TOKENS.ops),
 		],
 	});
 	base = new URL(stack.server.mcpUrl).origin;
@@ -155,6 +158,61 @@ describe("without a browser", () => {
 		).toBe(true);
 	});
 
+	/** A session cookie of the client with this token (signed in without a browser). */
+	async function cookieOf(token: string): Promise<string> {
+		const signIn = await fetch(`${base}/console/sign-in`, {
+			...form(`token=${token}`),
+			redirect: "manual",
+		});
+		expect(signIn.status).toBe(303);
+		return (signIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+	}
+	const csrfIn = (html: string) =>
+		/name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+
+	test("full access sees the outbox and may replay dead events; read-only neither", async () => {
+		const ops = await cookieOf(TOKENS.ops);
+		const opsPage = await (
+			await fetch(`${base}/console`, { headers: { cookie: ops } })
+		).text();
+		expect(opsPage).toContain('id="h-outbox"');
+		const replay = await fetch(`${base}/console/outbox/replay`, {
+			...form(`csrf=${encodeURIComponent(csrfIn(opsPage))}`),
+			headers: {
+				cookie: ops,
+				"content-type": "application/x-www-form-urlencoded",
+			},
+			redirect: "manual",
+		});
+		expect(replay.status).toBe(303);
+
+		const boss = await cookieOf(TOKENS.boss);
+		const bossPage = await (
+			await fetch(`${base}/console`, { headers: { cookie: boss } })
+		).text();
+		expect(bossPage).not.toContain('id="h-outbox"');
+		const refused = await fetch(`${base}/console/outbox/replay`, {
+			...form(`csrf=${encodeURIComponent(csrfIn(bossPage))}`),
+			headers: {
+				cookie: boss,
+				"content-type": "application/x-www-form-urlencoded",
+			},
+			redirect: "manual",
+		});
+		expect(refused.status).toBe(403);
+		const replays = auditRows().filter((r) => r.tool === "outbox_replay");
+		expect(replays).toContainEqual(
+			expect.objectContaining({ client: "ops", result: "ok", via: "console" }),
+		);
+		expect(replays).toContainEqual(
+			expect.objectContaining({
+				client: "boss",
+				result: "capability_denied",
+				via: "console",
+			}),
+		);
+	});
+
 	test("a POST from a foreign Origin is 403", async () => {
 		const response = await fetch(`${base}/console/sign-in`, {
 			...form(`token=${TOKENS.boss}`),
@@ -164,6 +222,34 @@ describe("without a browser", () => {
 			},
 		});
 		expect(response.status).toBe(403);
+	});
+});
+
+describe("without clients or T3CODE_MCP_TOKEN", () => {
+	test("served on a loopback listener without sign-in; 404 on any other", async () => {
+		const open = await startStack();
+		try {
+			const url = new URL(open.server.mcpUrl).origin;
+			const page = await fetch(`${url}/console`, { redirect: "manual" });
+			expect(page.status).toBe(200);
+			expect(page.headers.get("set-cookie")).toContain("HttpOnly");
+			expect(await page.text()).not.toContain("Sign out");
+			// The same server as it would answer listening on every interface.
+			const { services } = open.server;
+			const everywhere = createApp({
+				...services,
+				config: {
+					...services.config,
+					server: { ...services.config.server, host: "0.0.0.0" },
+				},
+			});
+			for (const path of ["/", "/console", "/console/sign-in"])
+				expect(
+					(await everywhere.request(`http://t3code-mcp:8000${path}`)).status,
+				).toBe(404);
+		} finally {
+			await open.stop();
+		}
 	});
 });
 
