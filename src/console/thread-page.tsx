@@ -145,6 +145,12 @@ export function threadPage(props: {
 					{props.notice.text}
 				</p>
 			)}
+			<Question
+				view={view}
+				action={action}
+				csrf={viewer.csrf}
+				allowed={allowed}
+			/>
 			<div class="card">
 				<dl>
 					<dt>Status</dt>
@@ -194,12 +200,6 @@ export function threadPage(props: {
 					</form>
 				)}
 			</div>
-			<Question
-				view={view}
-				action={action}
-				csrf={viewer.csrf}
-				allowed={allowed}
-			/>
 			{view.queued.length > 0 && (
 				<section class="section">
 					<h2>Queued follow-ups</h2>

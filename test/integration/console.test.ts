@@ -469,14 +469,27 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		"screenshots of the console for docs/people.md",
 		async () => {
 			mkdirSync(SHOTS, { recursive: true });
+			// A realistic fleet: one approval and one question waiting, one run going, one failed.
+			const approval = await dispatch("run a command", "Deploy the docs site");
 			await dispatch("ask me", "Choose the release colour");
-			const page = await signedIn(TOKENS.boss);
-			await page.setViewport({ width: 1280, height: 860 });
+			await dispatch("long task", "Refactor the billing module");
+			await dispatch("fail", "Upgrade the test runner");
+			await until(
+				async () => (await pendingKind(approval)) === "approval",
+				10_000,
+				"the approval",
+			);
+			const page = await signedIn(TOKENS.ops);
+			await page.setViewport({ width: 1280, height: 1000 });
 			await page.reload({ waitUntil: "load" });
 			await page.screenshot({ path: join(SHOTS, "console.png") });
 			await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2 });
 			await page.reload({ waitUntil: "load" });
 			await page.screenshot({ path: join(SHOTS, "console-phone.png") });
+			await page.goto(`${base}/console/threads/${approval}`, {
+				waitUntil: "load",
+			});
+			await page.screenshot({ path: join(SHOTS, "console-thread.png") });
 			await page.browserContext().close();
 		},
 	);
