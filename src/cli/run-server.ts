@@ -115,5 +115,13 @@ export function logListening(
 		config: config.file,
 		// Its origin only: the path of a webhook URL often holds a secret.
 		hook: config.server.hookUrl ? urlOrigin(config.server.hookUrl) : null,
+		// Approval links (docs/people.md): where people open them, and the people hook's origin.
+		...(config.approvals
+			? {
+					public_url: config.server.publicUrl ?? null,
+					people_hook: urlOrigin(config.approvals.hookUrl),
+					link_client: config.approvals.linkClient,
+				}
+			: {}),
 	});
 }
