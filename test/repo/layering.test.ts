@@ -22,7 +22,7 @@ function sources(dir: string): string[] {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
 		e.isDirectory()
 			? sources(join(dir, e.name))
-			: e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")
+			: /\.tsx?$/.test(e.name) && !/\.test\.tsx?$/.test(e.name)
 				? [join(dir, e.name)]
 				: [],
 	);
@@ -50,7 +50,7 @@ function imports(file: string): { spec: string; value: boolean }[] {
 function target(file: string, spec: string): string | undefined {
 	if (!spec.startsWith(".")) return undefined;
 	const path = resolve(dirname(file), spec);
-	return path.endsWith(".ts") ? path : `${path}.ts`;
+	return /\.tsx?$/.test(path) ? path : `${path}.ts`;
 }
 
 const isUpper = (file: string) =>
@@ -83,6 +83,27 @@ test("pool/ is beneath threads/: it imports none of threads/, tools/, mcp/, http
 		}
 	}
 	expect(FILES.some((f) => rel(f).startsWith("pool/"))).toBe(true);
+	expect(offending).toEqual([]);
+});
+
+test("console/ reads and acts through the services: it imports none of http/, mcp/, tools/ or cli/, and of t3/ only the machine's interface and model", () => {
+	const above = ["http", "mcp", "tools", "cli"];
+	const t3Allowed = ["t3/machine-api.ts", "t3/model.ts"];
+	const offending: string[] = [];
+	for (const file of FILES) {
+		if (!rel(file).startsWith("console/")) continue;
+		for (const { spec } of imports(file)) {
+			const to = target(file, spec);
+			if (!to) continue;
+			const room = rel(to).split("/")[0] ?? "";
+			if (
+				above.includes(room) ||
+				(room === "t3" && !t3Allowed.includes(rel(to)))
+			)
+				offending.push(`${rel(file)} imports ${spec}`);
+		}
+	}
+	expect(FILES.some((f) => rel(f) === "console/routes.tsx")).toBe(true);
 	expect(offending).toEqual([]);
 });
 
