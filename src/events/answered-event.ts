@@ -10,8 +10,8 @@ import type { Run } from "../t3/model.ts";
 import type { EventBody } from "./event.ts";
 import type { EventBuilder } from "./event-building.ts";
 
-/** How far back the audit is searched for the answer (a restart in between). */
-const LOOK_BACK_MS = 7 * 24 * 3600_000;
+/** Request statuses of a run that ended while waiting: not answered (its outcome says it). */
+const ENDED = new Set(["cancelled", "expired", "failed"]);
 
 /** Pushes the event of the request the thread no longer waits for, if it showed one. */
 export function answeredEvent(builder: EventBuilder, runs: Run[]): void {
@@ -19,17 +19,21 @@ export function answeredEvent(builder: EventBuilder, runs: Run[]): void {
 	const previous = record.last_request_id;
 	if (previous === null) return;
 	if ((shell.pendingRuntimeRequest?.id ?? null) === previous) return;
-	// Only a request the agents were told about is reported answered.
-	if (!deps.outbox.has(record.thread_id, `request:${previous}`)) return;
+	// Only a request the agents were told about is reported answered; its answer came after.
+	const asked = deps.db
+		.query<{ created_at: number }, { thread: string; key: string }>(
+			"SELECT created_at FROM events WHERE thread_id = $thread AND dedupe_key = $key",
+		)
+		.get({ thread: record.thread_id, key: `request:${previous}` });
+	if (!asked) return;
 	const row = projection.runtimeRequests.find((r) => r.id === previous);
-	// Still pending in the projection: the shell moved on first; the next evaluation decides.
-	if (row?.status === "pending") return;
-	const by = answeredBy(
-		deps.db,
-		record.thread_id,
-		previous,
-		deps.now() - LOOK_BACK_MS,
-	);
+	const by = answeredBy(deps.db, record.thread_id, previous, asked.created_at);
+	// Answered through the connector: reported whatever T3 shows yet. Otherwise only what T3
+	// shows answered (or dismissed): a run that ended while waiting is its outcome's event, and
+	// a request still pending in the projection is the shell running ahead.
+	const known = by.client !== null;
+	if (!known && (row === undefined || row.status === "pending")) return;
+	if (!known && ENDED.has(String(row?.status))) return;
 	const run =
 		runs.find((r) => r.id === shell.activeRunId) ??
 		runs.find((r) => r.id === record.last_run_id) ??

@@ -378,6 +378,35 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 
 if (chromium === undefined) test.skip(noChromiumMessage(), () => {});
 
+describe("a run that ends while waiting", () => {
+	test("settles the link with no decision; the agents' hook gets the outcome, not thread.answered", async () => {
+		const link = await requestLink();
+		await until(
+			() => ofThread(agents, link.threadId, "thread.question").length === 1,
+			10_000,
+			"thread.question",
+		);
+		const stopped = await callTool(agent, "t3_interrupt", {
+			thread_id: link.threadId,
+		});
+		expect(stopped.isError, stopped.text).toBe(false);
+		await until(
+			() =>
+				ofThread(people, link.threadId, "approval.settled").length === 1 &&
+				ofThread(agents, link.threadId, "thread.interrupted").length === 1,
+			10_000,
+			"approval.settled and thread.interrupted",
+		);
+		expect(
+			ofThread(people, link.threadId, "approval.settled")[0]?.body,
+		).toMatchObject({ decision: null, client: null, via: null });
+		expect(ofThread(agents, link.threadId, "thread.answered")).toEqual([]);
+		const page = await (await fetch(link.localUrl)).text();
+		expect(page).toContain("no longer pending");
+		expect(page).not.toContain('name="decision"');
+	});
+});
+
 describe("unwatched threads", () => {
 	test("an approval on a thread nobody watches still gets its link; the agents' hook hears nothing", async () => {
 		const dispatched = await callTool<{ thread_id: string }>(
