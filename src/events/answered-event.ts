@@ -5,7 +5,7 @@
  * null when it was answered in T3 itself. Never a link: links go to the people hook only.
  */
 import { answeredBy } from "../approvals/answer-notes.ts";
-import { questionKind } from "../t3/derive/request-kinds.ts";
+import { questionKind, snakeDecision } from "../t3/derive/request-kinds.ts";
 import type { Run } from "../t3/model.ts";
 import type { EventBody } from "./event.ts";
 import type { EventBuilder } from "./event-building.ts";
@@ -53,7 +53,12 @@ export function answeredEvent(builder: EventBuilder, runs: Run[]): void {
 				: by.decision !== null
 					? "approval"
 					: "user_input",
-			decision: by.decision,
+			// Answered in T3 itself: the decision its row records, as the tools name it.
+			decision:
+				by.decision ??
+				(!known && typeof row?.decision === "string"
+					? snakeDecision(row.decision)
+					: null),
 			client: by.client,
 			via: by.via,
 			origin: run ? originOf(run.id, run.userMessageId) : record.origin,

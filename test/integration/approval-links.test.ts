@@ -10,7 +10,8 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "puppeteer-core";
 import type { AppConfig } from "../../src/config/types.ts";
-import { createLogger } from "../../src/util/log.ts";
+import { createMachine } from "../../src/t3/connect/machine.ts";
+import { createLogger, silentLogger } from "../../src/util/log.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -25,6 +26,7 @@ import {
 import {
 	callTool,
 	connectClient,
+	machineConfig,
 	type Stack,
 	simRequests,
 	startStack,
@@ -404,6 +406,56 @@ describe("a run that ends while waiting", () => {
 		const page = await (await fetch(link.localUrl)).text();
 		expect(page).toContain("no longer pending");
 		expect(page).not.toContain('name="decision"');
+	});
+});
+
+describe("answered in T3 itself", () => {
+	test("the link settles without who; thread.answered has T3's recorded decision", async () => {
+		const link = await requestLink();
+		await until(
+			() => ofThread(agents, link.threadId, "thread.question").length === 1,
+			10_000,
+			"thread.question",
+		);
+		// Another T3 client (T3's own UI) answers over the protocol, not through the connector.
+		const sim = stack.sim();
+		const t3 = createMachine(
+			machineConfig({ name: "t3-ui", projects: ["*"] }, sim.url, sim.token),
+			{ log: silentLogger },
+		);
+		t3.start();
+		try {
+			await t3.ready(10_000);
+			await t3.dispatch({
+				type: "runtime-request.respond",
+				commandId: crypto.randomUUID(),
+				threadId: link.threadId,
+				requestId: (link.delivery.body.question as { request_id: string })
+					.request_id,
+				decision: "decline",
+			});
+		} finally {
+			await t3.stop();
+		}
+		await until(
+			() =>
+				ofThread(people, link.threadId, "approval.settled").length === 1 &&
+				ofThread(agents, link.threadId, "thread.answered").length === 1,
+			10_000,
+			"approval.settled and thread.answered",
+		);
+		expect(
+			ofThread(people, link.threadId, "approval.settled")[0]?.body,
+		).toMatchObject({ decision: null, client: null, via: null });
+		expect(
+			ofThread(agents, link.threadId, "thread.answered")[0]?.body,
+		).toMatchObject({
+			kind: "approval",
+			decision: "decline",
+			client: null,
+			via: null,
+		});
+		expect((await post(link.localUrl, "accept")).status).toBe(409);
 	});
 });
 
