@@ -12,13 +12,13 @@ import type { FleetMachine } from "../fleet/fleet.ts";
 import { servicesForClient } from "../rights/for-client.ts";
 import type { Services } from "../services.ts";
 import { pendingQuestion } from "../t3/derive/derive.ts";
-import { questionKind } from "../t3/derive/request-kinds.ts";
+import { questionKind, snakeDecision } from "../t3/derive/request-kinds.ts";
 import type { PendingRuntimeRequest, ThreadShell } from "../t3/model.ts";
 import { answer } from "../threads/control/answer.ts";
 import { projectRef } from "../threads/shapes.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
 import { maskCredentials, maskSecrets } from "../util/redact.ts";
-import { answeredBy } from "./answer-notes.ts";
+import { type AnsweredBy, answeredBy } from "./answer-notes.ts";
 import { createLinkStore, type LinkRow, type LinkStore } from "./link-store.ts";
 import { createPeopleHook, type PeopleHook } from "./people-hook.ts";
 import { linkUrl, looksLikeToken, newLinkToken, tokenHash } from "./tokens.ts";
@@ -152,8 +152,13 @@ export function createApprovals(
 		set.add(request);
 	};
 
+	/**
+	 * The request ended: the link settles and `approval.settled` goes out, saying who answered
+	 * when known (this link, or a client through the connector); answered in T3 itself, the
+	 * decision T3 recorded on the request, read from the thread when the machine is at hand.
+	 */
 	const emitSettled = (
-		link: Pick<LinkRow, "thread_id" | "request_id" | "created_at">,
+		link: Pick<LinkRow, "thread_id" | "request_id" | "created_at" | "machine">,
 	) => {
 		const { services } = current();
 		const fresh = store().byRequest(link.thread_id, link.request_id);
@@ -170,11 +175,40 @@ export function createApprovals(
 						link.request_id,
 						link.created_at,
 					);
-		store().settle(link.thread_id, link.request_id, how, clock.now());
 		unsettled.get(link.thread_id)?.delete(link.request_id);
 		if (unsettled.get(link.thread_id)?.size === 0)
 			unsettled.delete(link.thread_id);
 		known.delete(keyOf(link.thread_id, link.request_id));
+		const machine = services.fleet.get(link.machine)?.machine;
+		if (how.client !== null || machine?.status().state !== "online") {
+			finishSettled(link, how);
+			return;
+		}
+		// Nothing may take the link meanwhile: it is settled now, its decision filled in after.
+		store().settle(link.thread_id, link.request_id, how, clock.now());
+		const job = machine
+			.getThread(link.thread_id)
+			.then(({ projection }) => {
+				const row = projection.runtimeRequests.find(
+					(r) => r.id === link.request_id,
+				);
+				return typeof row?.decision === "string" && row.status === "resolved"
+					? snakeDecision(row.decision)
+					: null;
+			})
+			.catch(() => null)
+			.then((decision) => finishSettled(link, { ...how, decision }));
+		making.add(job);
+		void job.finally(() => making.delete(job));
+	};
+
+	const finishSettled = (
+		link: Pick<LinkRow, "thread_id" | "request_id">,
+		how: AnsweredBy,
+	) => {
+		store().settle(link.thread_id, link.request_id, how, clock.now());
+		if (how.decision !== null)
+			store().noteDecision(link.thread_id, link.request_id, how.decision);
 		const id = eventId();
 		currentHook()?.emit({
 			id,

@@ -92,8 +92,15 @@ export function createLinkStore(db: Db) {
 			via = CASE WHEN status = 'open' THEN $via ELSE via END
 		 WHERE thread_id = $thread AND request_id = $request AND settled_at IS NULL`,
 	);
+	const noteDecision = db.query(
+		"UPDATE approval_links SET decision = $decision WHERE thread_id = $thread AND request_id = $request AND status = 'settled' AND decision IS NULL",
+	);
 	return {
 		byHash: (hash: string) => parse(byHash.get({ hash })),
+		/** The decision T3 recorded for a request settled elsewhere, once read. */
+		noteDecision(thread: string, request: string, decision: string): void {
+			noteDecision.run({ thread, request, decision });
+		},
 		byRequest: (thread: string, request: string) =>
 			parse(byRequest.get({ thread, request })),
 		/** Links whose request has not ended yet (the watcher checks them against T3). */

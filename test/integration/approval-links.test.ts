@@ -410,7 +410,7 @@ describe("a run that ends while waiting", () => {
 });
 
 describe("answered in T3 itself", () => {
-	test("the link settles without who; thread.answered has T3's recorded decision", async () => {
+	test("the link and thread.answered carry T3's recorded decision, without who", async () => {
 		const link = await requestLink();
 		await until(
 			() => ofThread(agents, link.threadId, "thread.question").length === 1,
@@ -446,7 +446,10 @@ describe("answered in T3 itself", () => {
 		);
 		expect(
 			ofThread(people, link.threadId, "approval.settled")[0]?.body,
-		).toMatchObject({ decision: null, client: null, via: null });
+		).toMatchObject({ decision: "decline", client: null, via: null });
+		expect(await (await fetch(link.localUrl)).text()).toContain(
+			"Already answered elsewhere: Decline.",
+		);
 		expect(
 			ofThread(agents, link.threadId, "thread.answered")[0]?.body,
 		).toMatchObject({
