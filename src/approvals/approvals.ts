@@ -5,7 +5,6 @@
  * settles the link and sends `approval.settled`. A POST on the link decides as `link_client`,
  * once. The config is read at each use: a reload that changes `[approvals]` kills the links.
  */
-import { createHash } from "node:crypto";
 import type { ApprovalsConfig } from "../config/types.ts";
 import { eventId } from "../events/event.ts";
 import type { FleetMachine } from "../fleet/fleet.ts";
@@ -21,7 +20,13 @@ import { maskCredentials, maskSecrets } from "../util/redact.ts";
 import { type AnsweredBy, answeredBy } from "./answer-notes.ts";
 import { createLinkStore, type LinkRow, type LinkStore } from "./link-store.ts";
 import { createPeopleHook, type PeopleHook } from "./people-hook.ts";
-import { linkUrl, looksLikeToken, newLinkToken, tokenHash } from "./tokens.ts";
+import {
+	linkUrl,
+	looksLikeToken,
+	newLinkToken,
+	sha256Hex,
+	tokenHash,
+} from "./tokens.ts";
 
 /** What a link shows now: the approval to decide, or why there is nothing to decide. */
 export type LinkState =
@@ -61,17 +66,15 @@ export interface ApprovalsOptions {
 /** Names the `[approvals]` a link was made under: another one makes it dead. */
 export function approvalsKey(approvals: ApprovalsConfig): string {
 	const { linkClient, hookUrl, hookTokenEnv, linkTtlS, decisions } = approvals;
-	return createHash("sha256")
-		.update(
-			JSON.stringify({
-				linkClient,
-				hookUrl,
-				hookTokenEnv,
-				linkTtlS,
-				decisions,
-			}),
-		)
-		.digest("hex");
+	return sha256Hex(
+		JSON.stringify({
+			linkClient,
+			hookUrl,
+			hookTokenEnv,
+			linkTtlS,
+			decisions,
+		}),
+	);
 }
 
 const isApproval = (request: PendingRuntimeRequest | null) =>

@@ -3,16 +3,22 @@
  * request of one thread. Only the SHA-256 is kept in the state file; the raw token lives in the
  * pending outbox row that carries the link, and nowhere else.
  */
-import { createHash, randomBytes } from "node:crypto";
+
+/** SHA-256, hex, with Bun's hasher (the server never loads node:crypto: its JS layer is heavy). */
+export function sha256Hex(text: string): string {
+	return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+}
 
 /** A new link token: 32 random bytes as 43 base64url characters. */
 export function newLinkToken(): string {
-	return randomBytes(32).toString("base64url");
+	return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString(
+		"base64url",
+	);
 }
 
 /** What the state file keeps of a token: its SHA-256, hex. */
 export function tokenHash(token: string): string {
-	return createHash("sha256").update(token).digest("hex");
+	return sha256Hex(token);
 }
 
 /** Whether a path segment can be a token at all (checked before any hash or lookup). */
