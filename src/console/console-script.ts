@@ -55,14 +55,15 @@ const busy = () => {
 	if (a && a.closest("form") && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return true;
 	for (const f of document.querySelectorAll("main input[type=text], main textarea"))
 		if (f.value !== "") return true;
-	return false;
+	// A choice made but not sent yet is the person's work too.
+	return document.querySelector("main input:checked") !== null;
 };
 let redrawing = false;
 const redraw = async () => {
 	if (redrawing || busy()) return;
 	redrawing = true;
 	try {
-		const r = await fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } });
+		const r = await fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html", "x-console-redraw": "1" } });
 		if (r.redirected && new URL(r.url).pathname !== location.pathname) {
 			location.assign(r.url);
 			return;
@@ -70,7 +71,8 @@ const redraw = async () => {
 		const doc = new DOMParser().parseFromString(await r.text(), "text/html");
 		const fresh = doc.getElementById("main");
 		const main = document.getElementById("main");
-		if (fresh && main) {
+		// The person may have started on a form while the page was being fetched.
+		if (fresh && main && !busy()) {
 			// What the last action said stays until the person leaves the page.
 			const said = main.querySelector(".notice[role=status]");
 			if (said && !fresh.querySelector(".notice[role=status]")) {

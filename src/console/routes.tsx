@@ -158,6 +158,14 @@ export function mountConsole<E extends Env>(
 	};
 
 	const actions = consoleActions(services, now);
+	/**
+	 * The notice of the session's last action, for the page the action redirected to; the
+	 * script's redraws (which may race that redirect) never take it.
+	 */
+	const noticeFor = (c: Context<E>, session: Session) =>
+		c.req.header("x-console-redraw") === "1"
+			? undefined
+			: notices.take(session.idHash);
 
 	// Only where the console is served: elsewhere the console does not exist (404).
 	const served = () => !open() || options.loopbackListener;
@@ -252,7 +260,7 @@ export function mountConsole<E extends Env>(
 		const scoped = servicesForClient(services, client);
 		const after = c.req.query("after");
 		let data: Awaited<ReturnType<typeof overview>>;
-		let notice: Notice | undefined = notices.take(session.idHash);
+		let notice: Notice | undefined = noticeFor(c, session);
 		try {
 			data = await overview(services, scoped, client, after);
 		} catch (error) {
@@ -324,7 +332,7 @@ export function mountConsole<E extends Env>(
 							},
 				allowed,
 				now: now(),
-				notice: notices.take(session.idHash),
+				notice: noticeFor(c, session),
 			}),
 		);
 	});

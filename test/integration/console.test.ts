@@ -225,6 +225,34 @@ describe("without a browser", () => {
 	});
 });
 
+describe("failed sign-ins", () => {
+	test("are limited per address: the eleventh within 15 minutes is 429, even with a right token", async () => {
+		const own = await startStack({
+			clients: [testClient("solo", "solo-token-0123456789abc")],
+		});
+		try {
+			const url = new URL(own.server.mcpUrl).origin;
+			for (let i = 0; i < 10; i++)
+				expect(
+					(
+						await fetch(
+							`${url}/console/sign-in`,
+							form("token=wrong-token-000000000"),
+						)
+					).status,
+				).toBe(401);
+			const held = await fetch(
+				`${url}/console/sign-in`,
+				form("token=solo-token-0123456789abc"),
+			);
+			expect(held.status).toBe(429);
+			expect(Number(held.headers.get("retry-after"))).toBeGreaterThan(0);
+		} finally {
+			await own.stop();
+		}
+	});
+});
+
 describe("without clients or T3CODE_MCP_TOKEN", () => {
 	test("served on a loopback listener without sign-in; 404 on any other", async () => {
 		const open = await startStack();
@@ -429,6 +457,91 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 				tool: "t3_answer",
 				result: "approval_denied",
 				via: "console",
+			}),
+		);
+	});
+
+	test("a client above read-only answers a question and interrupts a run from the console", async () => {
+		const asked = await dispatch("ask me", "Pick the colour");
+		await until(
+			async () => (await pendingKind(asked)) === "user_input",
+			10_000,
+			"the question",
+		);
+		const page = await signedIn(TOKENS.agent);
+		await page.goto(`${base}/console/threads/${asked}`, { waitUntil: "load" });
+		await page.click("input[name='q:color'][value='Blue']");
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("form[action$='/answer'] button[type=submit]"),
+		]);
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Answer sent.",
+		);
+		await until(
+			async () => {
+				const read = await callTool<{
+					latest_run: { status: string };
+					runs: { messages: { text: string }[] }[];
+				}>(agent, "t3_thread", { thread_id: asked });
+				return (
+					read.data.latest_run.status === "completed" &&
+					JSON.stringify(read.data.runs).includes("You chose blue")
+				);
+			},
+			10_000,
+			"the run to go on with Blue",
+		);
+
+		const long = await dispatch("long task", "Take your time");
+		await until(
+			async () => {
+				const read = await callTool<{ latest_run: { status: string } | null }>(
+					agent,
+					"t3_thread",
+					{ thread_id: long },
+				);
+				return read.data.latest_run?.status === "running";
+			},
+			10_000,
+			"the long run to go",
+		);
+		await page.goto(`${base}/console/threads/${long}`, { waitUntil: "load" });
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("form[action$='/interrupt'] button"),
+		]);
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Interrupt sent.",
+		);
+		await until(
+			async () => {
+				const read = await callTool<{ latest_run: { status: string } }>(
+					agent,
+					"t3_thread",
+					{ thread_id: long },
+				);
+				return read.data.latest_run.status === "interrupted";
+			},
+			10_000,
+			"the run interrupted",
+		);
+		await page.browserContext().close();
+		const rows = auditRows().filter(
+			(r) => r.via === "console" && r.client === "agent",
+		);
+		expect(rows).toContainEqual(
+			expect.objectContaining({
+				tool: "t3_answer",
+				thread_id: asked,
+				result: "ok",
+			}),
+		);
+		expect(rows).toContainEqual(
+			expect.objectContaining({
+				tool: "t3_interrupt",
+				thread_id: long,
+				result: "ok",
 			}),
 		);
 	});
