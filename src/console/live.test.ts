@@ -7,6 +7,7 @@ import {
 import { OPEN_CALLER } from "../config/clients.ts";
 import type { AppConfig } from "../config/types.ts";
 import type { Services } from "../services.ts";
+import type { MachineStatus } from "../t3/machine-api.ts";
 import type { ThreadShell } from "../t3/model.ts";
 import { createLive } from "./live.tsx";
 import type { Session } from "./sessions.ts";
@@ -26,8 +27,9 @@ const shell = (title: string, status = "running"): ThreadShell =>
 
 function setUp(maxQueued: number) {
 	let current = shell("first");
+	let status: MachineStatus = onlineStatus("x");
 	const { fleet, entry, emit } = fakeFleetOf({
-		status: () => onlineStatus("x"),
+		status: () => status,
 		projects: () => [FAKE_PROJECT],
 		threads: () => [current],
 		thread: (id: string) => (id === current.id ? current : undefined),
@@ -54,7 +56,11 @@ function setUp(maxQueued: number) {
 		current = next;
 		emit({ kind: "thread", thread: next, sequence: 1, previous });
 	};
-	return { live, session, change, entry };
+	const setStatus = (next: MachineStatus) => {
+		status = next;
+		emit({ kind: "state", status: next });
+	};
+	return { live, session, change, entry, setStatus };
 }
 
 type Reader = { read(): Promise<{ value?: Uint8Array }> };
@@ -78,6 +84,27 @@ describe("the console's live stream", () => {
 		expect(data.section).toBe("settled");
 		expect(data.html).toContain("&lt;img src=x onerror=alert(1)&gt;");
 		expect(data.html).not.toContain("<img");
+		live.stop();
+	});
+
+	it("sends a machine's row when its state changes, token expiry warned within 7 days", async () => {
+		const { live, session, setStatus } = setUp(16);
+		const reader = readerOf(live.open(session));
+		await read(reader);
+		setStatus({
+			state: "offline",
+			reason: 'machine "m": connection refused',
+			serverVersion: null,
+			lastEventAt: null,
+			tokenExpiresAt: new Date(Date.now() + 3 * 86_400_000).toISOString(),
+		});
+		const message = await read(reader);
+		expect(message.startsWith("event: machine\n")).toBe(true);
+		const data = JSON.parse(message.slice(message.indexOf("data: ") + 6));
+		expect(data.name).toBe("m");
+		expect(data.html).toContain("offline");
+		expect(data.html).toContain("connection refused");
+		expect(data.html).toContain("⚠ token expires");
 		live.stop();
 	});
 

@@ -22,10 +22,15 @@ const Section = (props: {
 	now: number;
 	empty: string;
 	live: boolean;
+	more?: boolean;
 }) => (
 	<section class="section" aria-labelledby={`h-${props.id}`}>
 		<h2 id={`h-${props.id}`}>
-			{props.title} <span class="count">{props.rows.length}</span>
+			{props.title}{" "}
+			<span class="count">
+				{props.rows.length}
+				{props.more ? "+" : ""}
+			</span>
 		</h2>
 		<ul
 			class="rows"
@@ -38,6 +43,12 @@ const Section = (props: {
 				props.rows.map((row) => <ThreadRow row={row} now={props.now} />)
 			)}
 		</ul>
+		{props.more && (
+			<p class="foot">
+				The newest {props.rows.length} are shown; t3_threads with state "
+				{props.id}" lists every one.
+			</p>
+		)}
 	</section>
 );
 
@@ -73,6 +84,7 @@ export function overviewPage(props: {
 				now={now}
 				empty="Nothing waits for a person."
 				live
+				more={data.more.attention}
 			/>
 			<Section
 				id="active"
@@ -81,6 +93,7 @@ export function overviewPage(props: {
 				now={now}
 				empty="Nothing is running."
 				live
+				more={data.more.active}
 			/>
 			<Section
 				id="settled"

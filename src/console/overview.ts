@@ -53,6 +53,8 @@ export interface Overview {
 	machines: MachineRow[];
 	attention: ConsoleRow[];
 	active: ConsoleRow[];
+	/** More threads need a person, or run, than the lists show (the newest `SECTION_MAX`). */
+	more: { attention: boolean; active: boolean };
 	settled: ConsoleRow[];
 	/** The cursor of the next settled page, or null. */
 	next: string | null;
@@ -158,6 +160,10 @@ export async function overview(
 			.map((entry) => machineRow(scoped, entry, client, now)),
 		attention: rows(attention),
 		active: rows(active),
+		more: {
+			attention: attention.next_cursor !== null,
+			active: active.next_cursor !== null,
+		},
 		settled: rows(settled),
 		next: settled.next_cursor,
 		unavailable: [...new Set(settled.unavailable.map((u) => u.machine))],
