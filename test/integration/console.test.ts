@@ -225,13 +225,27 @@ describe("without a browser", () => {
 	});
 });
 
-describe("failed sign-ins", () => {
-	test("are limited per address: the eleventh within 15 minutes is 429, even with a right token", async () => {
+describe("sign-in on another server", () => {
+	test("Secure under an https public_url, console_session_hours long; failed tries limited per address: the eleventh in 15 minutes is 429, even with a right token", async () => {
 		const own = await startStack({
 			clients: [testClient("solo", "solo-token-0123456789abc")],
+			server: {
+				publicUrl: "https://t3mcp.example.ts.net",
+				consoleSessionHours: 2,
+			},
 		});
 		try {
 			const url = new URL(own.server.mcpUrl).origin;
+			const ok = await fetch(`${url}/console/sign-in`, {
+				...form("token=solo-token-0123456789abc"),
+				redirect: "manual",
+			});
+			expect(ok.status).toBe(303);
+			const cookie = ok.headers.get("set-cookie") ?? "";
+			expect(cookie).toContain("Secure");
+			expect(cookie).toContain("HttpOnly");
+			expect(cookie).toContain("SameSite=Lax");
+			expect(cookie).toContain("Max-Age=7200");
 			for (let i = 0; i < 10; i++)
 				expect(
 					(
@@ -359,7 +373,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 	});
 
 	test("a hostile title renders as text and opens no dialog", async () => {
-		const threadId = await dispatch("say hello", XSS_TITLE);
+		const threadId = await dispatch(`say hello ${XSS_TITLE}`, XSS_TITLE);
 		const page = await signedIn(TOKENS.boss);
 		await page.setViewport({ width: 360, height: 740 });
 		await page.waitForSelector(`[data-thread="${threadId}"] .title`);
@@ -374,6 +388,10 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			waitUntil: "load",
 		});
 		expect(await page.$eval("h1", (h) => h.textContent ?? "")).toBe(XSS_TITLE);
+		// The message quoting it too (T3's text, shown as text).
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			`say hello ${XSS_TITLE}`,
+		);
 		expect(await page.$$eval("main img", (imgs) => imgs.length)).toBe(0);
 		await fits(page);
 		expect(dialogs).toEqual([]);
