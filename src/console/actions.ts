@@ -66,14 +66,24 @@ export function consoleActions(services: Services, now: () => number) {
 			...args,
 			...(located ? { machine: located.entry.config.name } : {}),
 		};
-		const record = (outcome: Parameters<typeof auditRow>[3]) =>
-			services.audit.record(
-				auditRow(client, tool, where, outcome, now(), "console"),
-			);
+		const started = performance.now();
+		const record = (outcome: Parameters<typeof auditRow>[3]) => {
+			const row = auditRow(client, tool, where, outcome, now(), "console");
+			services.audit.record(row);
+			services.metrics.toolCall(client.name, tool, row.result);
+			// One line per action, as per tool call: never answers or tokens.
+			services.log.info("console action", {
+				client: client.name,
+				tool,
+				machine: row.machine,
+				thread: row.thread_id,
+				result: row.result,
+				ms: Math.round(performance.now() - started),
+			});
+		};
 		const refused = refusal(client, tool, args);
 		if (refused) {
 			record({ code: refused.code });
-			services.metrics.toolCall(client.name, tool, refused.code);
 			return {
 				refused: true,
 				notice: { tone: "error", text: refused.message },
@@ -85,12 +95,10 @@ export function consoleActions(services: Services, now: () => number) {
 				? { ...data, project: { id: located.project.id } }
 				: data;
 			record({ result: { content: [], structuredContent: structured } });
-			services.metrics.toolCall(client.name, tool, "ok");
 			return { refused: false, notice: { tone: "ok", text: done } };
 		} catch (error) {
 			const code = error instanceof RightsError ? error.code : "error";
 			record({ code });
-			services.metrics.toolCall(client.name, tool, code);
 			if (!(error instanceof ThreadError || error instanceof T3Error))
 				services.log.error("console action failed", { tool, error });
 			return {

@@ -16,7 +16,7 @@ import { currentClient, type Session } from "./sessions.ts";
 import { MachineItem, ThreadRow } from "./view.tsx";
 
 /** Messages a stream may have waiting before it is dropped as lagging. */
-export const MAX_QUEUED = 256;
+export const MAX_QUEUED = 1024;
 const HEARTBEAT_MS = 25_000;
 const encoder = new TextEncoder();
 

@@ -44,7 +44,7 @@ import { CSS_PATH, SCRIPT_PATH, type Viewer } from "./view.tsx";
 export interface ConsoleOptions {
 	/** Whether the server listens on a loopback address: an open server serves the console there only. */
 	loopbackListener: boolean;
-	/** Messages a live stream may have waiting before it is dropped (default 256). */
+	/** Messages a live stream may have waiting before it is dropped (default 1024). */
 	maxQueued?: number;
 }
 
