@@ -186,6 +186,60 @@ export function threadPage(props: {
 							.filter((s) => s !== null)
 							.join(" / ") || "—"}
 					</dd>
+					{view.forked_from !== null && (
+						<>
+							<dt>Forked from</dt>
+							<dd>
+								<a
+									href={`/console/threads/${encodeURIComponent(view.forked_from.thread_id)}`}
+								>
+									{view.forked_from.thread_id}
+								</a>
+							</dd>
+						</>
+					)}
+					{(view.pinned ||
+						view.snoozed_until !== null ||
+						view.background_tasks > 0) && (
+						<>
+							<dt>Also</dt>
+							<dd>
+								{[
+									view.pinned ? "pinned" : null,
+									view.snoozed_until !== null
+										? `snoozed until ${view.snoozed_until}`
+										: null,
+									view.background_tasks > 0
+										? `${view.background_tasks} background task${view.background_tasks === 1 ? "" : "s"} running`
+										: null,
+								]
+									.filter((s) => s !== null)
+									.join(" · ")}
+							</dd>
+						</>
+					)}
+					{view.pull_requests.length > 0 && (
+						<>
+							<dt>Pull requests</dt>
+							<dd>
+								{view.pull_requests.map((pr) => (
+									<span class="path">
+										{pr.number !== null ? `#${pr.number} ` : ""}
+										{pr.title ?? ""}
+										{pr.state !== null ? ` (${pr.state})` : ""}
+										{pr.url !== null && /^https?:\/\//i.test(pr.url) && (
+											<>
+												{" "}
+												<a href={pr.url} rel="noreferrer noopener">
+													open
+												</a>
+											</>
+										)}
+									</span>
+								))}
+							</dd>
+						</>
+					)}
 					<dt>In T3</dt>
 					<dd>
 						<a href={view.app_url}>{view.app_url}</a>

@@ -213,6 +213,32 @@ describe("without a browser", () => {
 		);
 	});
 
+	test("T3 text holding a configured secret is masked on every page", async () => {
+		const secret = stack.sim().token;
+		const threadId = await dispatch("say hello", `leak ${secret} here`);
+		const boss = await cookieOf(TOKENS.boss);
+		let overview = "";
+		await until(
+			async () => {
+				overview = await (
+					await fetch(`${base}/console`, { headers: { cookie: boss } })
+				).text();
+				return overview.includes(threadId);
+			},
+			10_000,
+			"the thread on the console",
+		);
+		const thread = await (
+			await fetch(`${base}/console/threads/${threadId}`, {
+				headers: { cookie: boss },
+			})
+		).text();
+		for (const page of [overview, thread]) {
+			expect(page).not.toContain(secret);
+			expect(page).toContain("leak [redacted] here");
+		}
+	});
+
 	test("a POST from a foreign Origin is 403", async () => {
 		const response = await fetch(`${base}/console/sign-in`, {
 			...form(`token=${TOKENS.boss}`),
