@@ -62,6 +62,7 @@ export async function runDemo(env: Env = process.env): Promise<number> {
 		[
 			"t3code-mcp demo is running.",
 			`  MCP endpoint:  ${server.mcpUrl}`,
+			`  Console:       ${server.url}/console (the fleet at a glance, live${config.server.token ? "; sign in with T3CODE_MCP_TOKEN" : ""})`,
 			`  T3 simulator:  ${sim.url} (machine "demo", project "demo")`,
 			"  Add it to Claude Code:",
 			`    claude mcp add --transport http t3code ${server.mcpUrl}${auth}`,
