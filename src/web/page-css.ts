@@ -4,8 +4,8 @@
  * styles. System fonts only; dark and light follow the system; one column that wraps on a
  * 360 px phone.
  */
-export const BASE_CSS = `:root{color-scheme:light dark;--bg:#f4f5f7;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#d8dce2;--accent:#0969da;--ok:#1a7f37;--ok-bg:#dafbe1;--bad:#b42318;--bad-bg:#ffebe9;--warn-bg:#fff8c5;--warn-line:#d4a72c;--info-bg:#ddf4ff;--info-line:#54aeff;--code-bg:#0f1720;--code-fg:#e6edf3}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#30363d;--accent:#4493f8;--ok:#3fb950;--ok-bg:#12261e;--bad:#f85149;--bad-bg:#2d1214;--warn-bg:#2e2607;--warn-line:#9e6a03;--info-bg:#0c2d4a;--info-line:#1f6feb;--code-bg:#010409;--code-fg:#e6edf3}}
+export const BASE_CSS = `:root{color-scheme:light dark;--bg:#f4f5f7;--fg:#1b1f24;--muted:#5b6470;--card:#fff;--line:#d8dce2;--accent:#0969da;--ok:#1a7f37;--ok-btn:#1a7f37;--ok-bg:#dafbe1;--bad:#b42318;--bad-bg:#ffebe9;--warn-bg:#fff8c5;--warn-line:#d4a72c;--info-bg:#ddf4ff;--info-line:#54aeff;--code-bg:#0f1720;--code-fg:#e6edf3}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#30363d;--accent:#4493f8;--ok:#3fb950;--ok-btn:#238636;--ok-bg:#12261e;--bad:#f85149;--bad-bg:#2d1214;--warn-bg:#2e2607;--warn-line:#9e6a03;--info-bg:#0c2d4a;--info-line:#1f6feb;--code-bg:#010409;--code-fg:#e6edf3}}
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
@@ -21,7 +21,7 @@ dd{margin:0;overflow-wrap:anywhere;min-width:0}
 pre{margin:0;padding:.75rem;background:var(--code-bg);color:var(--code-fg);border-radius:.5rem;white-space:pre-wrap;overflow-wrap:anywhere;font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
 form{margin:0}
 button{font:inherit;font-weight:600;border-radius:.6rem;border:1px solid var(--line);background:var(--card);color:var(--fg);cursor:pointer;padding:.5rem 1rem;min-height:2.75rem}
-button.accept{background:var(--ok);color:#fff;border-color:transparent}
+button.accept{background:var(--ok-btn);color:#fff;border-color:transparent}
 button.decline{color:var(--bad);border-color:var(--bad)}
 button:focus-visible,a:focus-visible,input:focus-visible,textarea:focus-visible,select:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 input,textarea,select{font:inherit;color:var(--fg);background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:.5rem;max-width:100%}
