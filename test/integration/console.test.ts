@@ -239,6 +239,28 @@ describe("without a browser", () => {
 		}
 	});
 
+	test("a session acts as its client as configured now: a reload that narrows its rights applies at the next request", async () => {
+		const ops = await cookieOf(TOKENS.ops);
+		const page = async () =>
+			(await fetch(`${base}/console`, { headers: { cookie: ops } })).text();
+		const setAccess = async (access: "read-only" | "full-access") => {
+			const next = structuredClone(stack.server.services.config) as AppConfig;
+			for (const client of next.clients)
+				if (client.name === "ops") client.access = access;
+			await stack.server.services.reload(next);
+		};
+		expect(await page()).toContain('id="h-outbox"');
+		await setAccess("read-only");
+		try {
+			const narrowed = await page();
+			expect(narrowed).toContain("Sign out");
+			expect(narrowed).not.toContain('id="h-outbox"');
+		} finally {
+			await setAccess("full-access");
+		}
+		expect(await page()).toContain('id="h-outbox"');
+	});
+
 	test("a POST from a foreign Origin is 403", async () => {
 		const response = await fetch(`${base}/console/sign-in`, {
 			...form(`token=${TOKENS.boss}`),
