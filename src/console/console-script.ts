@@ -59,9 +59,21 @@ const busy = () => {
 	return document.querySelector("main input:checked") !== null;
 };
 let redrawing = false;
+let lastRedraw = 0;
+let pending = null;
+// At most one redraw a second: a busy thread changes many times a second.
+const redrawSoon = () => {
+	if (pending !== null) return;
+	const wait = Math.max(0, lastRedraw + 1000 - Date.now());
+	pending = setTimeout(() => {
+		pending = null;
+		redraw();
+	}, wait);
+};
 const redraw = async () => {
 	if (redrawing || busy()) return;
 	redrawing = true;
+	lastRedraw = Date.now();
 	try {
 		const r = await fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html", "x-console-redraw": "1" } });
 		if (r.redirected && new URL(r.url).pathname !== location.pathname) {
@@ -91,7 +103,7 @@ const redraw = async () => {
 };
 const onRow = (d) => {
 	if (pageThread() !== null) {
-		if (d.id === pageThread()) redraw();
+		if (d.id === pageThread()) redrawSoon();
 		return;
 	}
 	const old = find("data-thread", d.id);
@@ -130,7 +142,7 @@ const connect = () => {
 		if (old) old.replaceWith(element(d.html));
 		state.rows += 1;
 	});
-	es.addEventListener("redraw", () => redraw());
+	es.addEventListener("redraw", () => redrawSoon());
 };
 connect();
 })();

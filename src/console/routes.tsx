@@ -15,9 +15,10 @@ import {
 	onClientViewsForgotten,
 	servicesForClient,
 } from "../rights/for-client.ts";
-import { refusal } from "../rights/tool-rights.ts";
+import { forClient, refusal } from "../rights/tool-rights.ts";
 import type { Services } from "../services.ts";
-import { readDiff } from "../threads/read/diff.ts";
+import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
+import { type DiffFile, readDiff } from "../threads/read/diff.ts";
 import { readThread } from "../threads/read/read.ts";
 import { maskCredentials, maskDeep, mayHoldSecret } from "../util/redact.ts";
 import { BASE_CSS } from "../web/page-css.ts";
@@ -294,19 +295,16 @@ export function mountConsole<E extends Env>(
 		const scoped = servicesForClient(services, client);
 		const id = c.req.param("id");
 		const viewer = viewerOf(session);
-		const [read, diff] = await Promise.allSettled([
-			readThread(scoped.threadDeps, id, 3),
-			readDiff(scoped.threadDeps, { threadId: id }),
-		]);
-		if (read.status === "rejected")
-			return page(
-				c,
-				missingThreadPage(viewer, actionFailure(read.reason)),
-				404,
-			);
+		let read: Awaited<ReturnType<typeof readThread>>;
+		try {
+			read = await readThread(scoped.threadDeps, id, 3);
+		} catch (error) {
+			return page(c, missingThreadPage(viewer, actionFailure(error)), 404);
+		}
 		// The rights as the MCP tools apply them: questions this client may not answer say so.
-		let view = forClientView(client, read.value) as typeof read.value;
+		let view = forClientView(client, read);
 		if (mayHoldSecret(JSON.stringify(view))) view = maskDeep(view);
+		const diff = await diffSummary(scoped, view);
 		const allowed: Allowed = {
 			decide:
 				refusal(client, "t3_answer", { decision: "accept" }) === undefined,
@@ -318,18 +316,7 @@ export function mountConsole<E extends Env>(
 			threadPage({
 				viewer,
 				view,
-				diff:
-					diff.status === "fulfilled"
-						? {
-								files: maskDeep(diff.value.files),
-								note: diff.value.available
-									? null
-									: maskCredentials(diff.value.reason ?? "No diff."),
-							}
-						: {
-								files: [],
-								note: `Diff not available: ${actionFailure(diff.reason)}`,
-							},
+				diff,
 				allowed,
 				now: now(),
 				notice: noticeFor(c, session),
@@ -359,8 +346,6 @@ export function mountConsole<E extends Env>(
 	});
 }
 
-import { forClient } from "../rights/tool-rights.ts";
-
 /** `forClient` over a plain view (no MCP result around it). */
 function forClientView<T extends Record<string, unknown>>(
 	client: ClientConfig,
@@ -368,4 +353,32 @@ function forClientView<T extends Record<string, unknown>>(
 ): T {
 	return forClient(client, { content: [], structuredContent: view })
 		.structuredContent as T;
+}
+
+/**
+ * The diff summary of the thread's latest run, read once the run has settled (T3 has no
+ * checkpoint before; a page redrawn at every change of a running thread asks nothing then).
+ */
+async function diffSummary(
+	scoped: Services,
+	view: { thread_id: string; latest_run: { status: string } | null },
+): Promise<{ files: DiffFile[]; note: string | null }> {
+	const run = view.latest_run;
+	if (run === null) return { files: [], note: "No run yet." };
+	if (!TERMINAL_RUN_STATUSES.has(run.status))
+		return {
+			files: [],
+			note: `The latest run is ${run.status}: its diff comes when it settles.`,
+		};
+	try {
+		const diff = await readDiff(scoped.threadDeps, {
+			threadId: view.thread_id,
+		});
+		return {
+			files: maskDeep(diff.files),
+			note: diff.available ? null : maskCredentials(diff.reason ?? "No diff."),
+		};
+	} catch (error) {
+		return { files: [], note: `Diff not available: ${actionFailure(error)}` };
+	}
 }

@@ -492,6 +492,13 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		expect(await bossPage.$eval("main", (m) => m.textContent ?? "")).toContain(
 			"Sent: accept",
 		);
+		// The thread page follows the run by itself: no reload, the notice kept.
+		await bossPage.evaluate("window.__kept = 'the same page'");
+		await bossPage.waitForFunction(
+			"document.querySelector('h1 + .notice, .notice[role=status]') !== null && document.querySelector('.card .badge') && document.querySelector('.card .badge').textContent === 'completed'",
+			{ timeout: 10_000 },
+		);
+		expect(await bossPage.evaluate("window.__kept")).toBe("the same page");
 		await until(
 			async () => {
 				const read = await callTool<{ latest_run: { status: string } }>(
