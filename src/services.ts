@@ -4,23 +4,33 @@
  */
 
 import { type Approvals, createApprovals } from "./approvals/approvals.ts";
+import { DEFAULT_CLIENT, OPEN_CALLER } from "./config/clients.ts";
 import {
 	type ConfigDiff,
 	diffConfig,
 	keepUnchangedClients,
 } from "./config/config-diff.ts";
-import type { AppConfig, MachineConfig } from "./config/types.ts";
+import type { AppConfig, ClientConfig, MachineConfig } from "./config/types.ts";
 import { createEvents, type Events } from "./events/events.ts";
 import { followWatched } from "./events/follow-watched.ts";
+import { heldEvents } from "./events/held-events.ts";
 import { collectDuringBursts } from "./fleet/collect-garbage.ts";
 import { createFleet, type Fleet, type FleetChanges } from "./fleet/fleet.ts";
 import { switchableMachine } from "./fleet/switchable-machine.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
-import { forgetClientViews } from "./rights/for-client.ts";
+import { candidateMachines, createDrain, type Drain } from "./pool/drain.ts";
+import {
+	createHolding,
+	DEFAULT_CLIENT_MAX_HELD,
+	DEFAULT_SERVER_MAX_HELD,
+	type Holding,
+} from "./pool/hold.ts";
+import { forgetClientViews, servicesForClient } from "./rights/for-client.ts";
 import { createRunSlots, fleetShells } from "./rights/run-slots.ts";
 import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
+import { createHeldStore } from "./store/held-store.ts";
 import { createOperationStore, hiddenOperation } from "./store/operations.ts";
 import { openState } from "./store/state-file.ts";
 import { createThreadStore } from "./store/threads.ts";
@@ -39,6 +49,10 @@ import {
 	type TaskShaper,
 } from "./tasks/task-service.ts";
 import type { ThreadDeps } from "./threads/deps.ts";
+import {
+	heldStarter,
+	type StartFaults,
+} from "./threads/dispatch/held-start.ts";
 import { createModelCatalog } from "./threads/dispatch/model-catalog.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 import type { Logger } from "./util/log.ts";
@@ -62,6 +76,9 @@ export interface Services {
 	stateNote: string | null;
 	/** Approval links for people and their own hook (src/approvals). */
 	approvals: Approvals;
+	/** Held dispatches (src/pool/hold.ts) and what starts them (src/pool/drain.ts). */
+	holding: Holding;
+	drain: Drain;
 	start(): void;
 	/**
 	 * Applies a config read again (SIGHUP): clients at the next request, machines added,
@@ -100,6 +117,8 @@ export interface ServiceOptions {
 	taskPollIntervalMs?: number;
 	/** How many MCP tasks are kept at most (default 10 000). */
 	maxTasks?: number;
+	/** Tests only: fault points around a held dispatch's record and send. */
+	heldFaults?: StartFaults;
 }
 
 export function createServices(
@@ -176,6 +195,28 @@ export function createServices(
 		shutdown: shutdown.signal,
 		slots: createRunSlots(fleetShells(fleet), () => clock.now()),
 	};
+	/** A client as configured now (a reload replaces them); the open caller without clients. */
+	const clientNamed = (name: string): ClientConfig | undefined =>
+		config.clients.length > 0
+			? config.clients.find((c) => c.name === name)
+			: name === DEFAULT_CLIENT
+				? OPEN_CALLER
+				: undefined;
+	let emitHeld: ReturnType<typeof heldEvents> | undefined;
+	const holding = createHolding({
+		db,
+		store: createHeldStore(db),
+		now: () => clock.now(),
+		candidates: candidateMachines(fleet, clientNamed),
+		maxHeld: () => ({
+			server: config.server.maxHeld ?? DEFAULT_SERVER_MAX_HELD,
+			client: (name) => clientNamed(name)?.maxHeld ?? DEFAULT_CLIENT_MAX_HELD,
+		}),
+		onStarted: (head, info) => emitHeld?.started(head, info),
+		onNeverStarted: (head, error, watched) =>
+			emitHeld?.neverStarted(head, error, watched),
+	});
+	threadDeps.holding = holding;
 	const events = createEvents({
 		settings: config.server,
 		fleet,
@@ -197,6 +238,33 @@ export function createServices(
 		pollIntervalMs: options.taskPollIntervalMs,
 		maxTasks: options.maxTasks,
 	});
+	emitHeld = heldEvents({
+		outbox: events.outbox,
+		threads: threadDeps.threads,
+		now: () => clock.now(),
+	});
+	const starter = heldStarter({
+		base: threadDeps,
+		depsFor: (name) => {
+			const client = clientNamed(name);
+			return client
+				? servicesForClient(services, client).threadDeps
+				: undefined;
+		},
+		faults: options.heldFaults,
+	});
+	const drain = createDrain({
+		holding,
+		fleet,
+		clock,
+		log,
+		clientOfThread: (id) => threadDeps.threads.get(id)?.client ?? null,
+		tryStart: starter.tryStart,
+		replay: starter.replay,
+	});
+	threadDeps.drain = drain;
+	// A held dispatch that starts or never starts wakes the webhook's delivery at once.
+	holding.onEnd(() => events.delivery.wake());
 	const services: Services = {
 		version: options.version,
 		config,
@@ -210,6 +278,8 @@ export function createServices(
 		writeProbe: createWriteProbe(db),
 		audit: createAuditStore(db, config.server.auditDays),
 		stateNote: options.stateNote ?? null,
+		holding,
+		drain,
 		approvals: createApprovals(() => services, {
 			clock,
 			fetch: options.fetch,
@@ -230,6 +300,7 @@ export function createServices(
 			events.start();
 			services.approvals.start();
 			tasks.start();
+			drain.start();
 		},
 		async reload(next) {
 			// Before anything can log or use them: the new secrets are masked too.
@@ -244,6 +315,8 @@ export function createServices(
 			// Views made for the old clients and machines are dropped: the next request makes anew.
 			forgetClientViews(services);
 			const machines = await fleet.reconcile(next.machines);
+			// Held dispatches are judged again against the clients and machines as they are now.
+			drain.trigger("all");
 			return { ...diff, machines };
 		},
 		beginShutdown() {
@@ -251,6 +324,7 @@ export function createServices(
 		},
 		async stop() {
 			shutdown.abort();
+			drain.stop();
 			stopFollowing();
 			stopCollecting();
 			await services.approvals.stop();

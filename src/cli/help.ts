@@ -55,6 +55,7 @@ Environment:
   T3CODE_MCP_HOOK_SECRET     whsec_… secret: Standard Webhooks signatures
   T3CODE_MCP_WAIT_TIMEOUT_S  default t3_wait timeout in seconds (default 600, max 3600)
   T3CODE_MCP_TASK_TTL_S      how long an MCP task (a t3_wait answered as a task) lives (default 86400, max 604800)
+  T3CODE_MCP_MAX_HELD        [server] max_held: dispatches held at once, all clients (default 1000)
   T3CODE_MCP_PING_TIMEOUT_S  silence on a machine's socket after which it is offline (default 10, max 300)
   T3CODE_MCP_LOG_LEVEL       debug | info | warn | error (default info)
   T3CODE_MCP_CLIENT          stdio: run as this [clients.<name>] (its rights and reach; default full rights)

@@ -98,6 +98,7 @@ export async function readClients(
 			projects: c.projects ?? ["*"],
 			approve: c.approve ?? false,
 			maxActiveRuns: c.max_active_runs ?? null,
+			...(c.max_held === undefined ? {} : { maxHeld: c.max_held }),
 		});
 	}
 	if (clients.length > 0 && serverToken !== undefined) {

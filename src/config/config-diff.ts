@@ -8,7 +8,7 @@ import type { AppConfig, ClientConfig, ServerSettings } from "./types.ts";
 /** `[server]` keys fixed at start: a reload logs them as ignored. */
 const FIXED_SERVER_KEYS = ["host", "port", "statePath"] as const;
 /** `[server]` keys every use reads afresh: a reload applies them at once. */
-const LIVE_SERVER_KEYS = ["waitTimeoutS", "publicUrl"] as const;
+const LIVE_SERVER_KEYS = ["waitTimeoutS", "publicUrl", "maxHeld"] as const;
 
 export interface ConfigDiff {
 	clients: { added: string[]; removed: string[]; changed: string[] };

@@ -178,6 +178,18 @@ export function readServerEnv(
 		else settings.taskTtlS = n;
 	}
 
+	const maxHeld = envValue(env, "T3CODE_MCP_MAX_HELD");
+	if (maxHeld !== undefined) {
+		const n = parseIntIn(maxHeld, 0, 100_000);
+		if (n === undefined)
+			bad(
+				"T3CODE_MCP_MAX_HELD",
+				"an integer 0-100000 (held dispatches at once; 0 = never hold)",
+				maxHeld,
+			);
+		else settings.maxHeld = n;
+	}
+
 	const ping = envValue(env, "T3CODE_MCP_PING_TIMEOUT_S");
 	if (ping !== undefined) {
 		const n = parseIntIn(ping, 1, 300);

@@ -61,7 +61,7 @@ export const EXPECT = {
 	clientName:
 		'a client name of lowercase letters, digits, "_" and "-", starting with a letter or digit, at most 64 characters',
 	client:
-		"a table with token_env or token_file, access, machines, projects, approve and max_active_runs",
+		"a table with token_env or token_file, access, machines, projects, approve, max_active_runs and max_held",
 	access:
 		'one of "read-only", "approval-required", "auto-accept-edits", "auto", "full-access"',
 	clientMachines:
@@ -69,6 +69,7 @@ export const EXPECT = {
 	clientMachine: "a non-empty fnmatch pattern on machine names",
 	approve: "true or false",
 	maxActiveRuns: "an integer 1-10000",
+	maxHeld: "an integer 0-100000 (held dispatches; 0 = never hold)",
 	publicUrl:
 		'an http(s) origin without path, query or user:password@, like "https://t3mcp.example.ts.net"',
 	approvals:
@@ -134,6 +135,7 @@ const serverSchema = z.strictObject(
 			error: EXPECT.logLevel,
 		}),
 		audit_days: int(1, 3650, EXPECT.auditDays),
+		max_held: int(0, 100_000, EXPECT.maxHeld),
 		console_session_hours: int(1, 8760, EXPECT.consoleSessionHours),
 		public_url: z.string({ error: EXPECT.publicUrl }).transform((s, ctx) => {
 			if (hasUserinfo(s)) return refuseUserinfo(ctx, EXPECT.publicUrl);
@@ -236,6 +238,7 @@ const clientSchema = z
 			projects: patterns(EXPECT.project, EXPECT.projects).optional(),
 			approve: z.boolean({ error: EXPECT.approve }).optional(),
 			max_active_runs: int(1, 10_000, EXPECT.maxActiveRuns).optional(),
+			max_held: int(0, 100_000, EXPECT.maxHeld).optional(),
 		},
 		{ error: EXPECT.client },
 	)

@@ -103,6 +103,9 @@ export async function loadConfig(
 		pingTimeoutS: es.pingTimeoutS ?? fs.ping_timeout_s ?? DEFAULTS.pingTimeoutS,
 		logLevel: es.logLevel ?? fs.log_level ?? DEFAULTS.logLevel,
 		auditDays: fs.audit_days ?? DEFAULTS.auditDays,
+		...((es.maxHeld ?? fs.max_held) === undefined
+			? {}
+			: { maxHeld: es.maxHeld ?? fs.max_held }),
 		consoleSessionHours:
 			fs.console_session_hours ?? DEFAULTS.consoleSessionHours,
 		publicUrl: es.publicUrl ?? fs.public_url,

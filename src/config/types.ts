@@ -59,6 +59,8 @@ export interface ClientConfig {
 	approve: boolean;
 	/** Runs of its threads going or queued at once; null = unlimited. */
 	maxActiveRuns: number | null;
+	/** Its dispatches held at once (`max_held`, CONTRACT.md "One pool"); unset = 100. */
+	maxHeld?: number;
 }
 
 export interface ServerSettings {
@@ -80,6 +82,8 @@ export interface ServerSettings {
 	logLevel: LogLevel;
 	/** How long audit rows are kept (`[server] audit_days`). */
 	auditDays: number;
+	/** Held dispatches at once, all clients (`[server] max_held`, T3CODE_MCP_MAX_HELD); unset = 1000. */
+	maxHeld?: number;
 	/** How long a console session lasts (`[server] console_session_hours`; default 12). */
 	consoleSessionHours?: number;
 	/**

@@ -139,6 +139,11 @@ export function metricsText(services: Services): string {
 			}),
 		},
 		{
+			name: "t3code_mcp_held_dispatches",
+			help: "Dispatches held until a machine has room (or their not_before), all clients",
+			values: [{ labels: {}, value: services.holding.count() }],
+		},
+		{
 			name: "t3code_mcp_waits_in_progress",
 			help: "t3_wait calls now waiting",
 			values: [{ labels: {}, value: activeWaits() }],

@@ -17,7 +17,7 @@ import type { ProjectShell } from "../t3/model.ts";
 import { activeRuns, limitedUntil, machineCap } from "./capacity.ts";
 import { highestUsed, usedUpWindow } from "./usage.ts";
 
-/** Why a candidate has no room (`not_before` comes with holding: "One pool, part two"). */
+/** Why a candidate has no room (`not_before`: a held dispatch's time has not come). */
 export type SkipReason =
 	| "not_before"
 	| "client_cap"
@@ -45,6 +45,10 @@ export interface Placement {
 	reason: PlacedBecause;
 	skipped: Skipped[];
 }
+
+/** The candidates' reasons a `no_capacity` refusal carries (a dispatch held instead). */
+export const skippedOf = (error: unknown): Skipped[] | undefined =>
+	(error as { skipped?: Skipped[] } | null)?.skipped;
 
 /** Whether a `machine` argument is a pattern rather than a name. */
 export const isMachinePattern = (value: string): boolean => /[*?[]/.test(value);
@@ -200,9 +204,12 @@ export function place(input: PlaceInput): Placed {
 				"no_project",
 				`no machine matching "${input.pattern}" that you reach has project "${input.project}": ${list.join("; ")}. t3_projects lists each machine's projects.`,
 			);
-		throw new RightsError(
-			"no_capacity",
-			`no machine matching "${input.pattern}" has room now: ${list.join("; ")}. Try again when a run ends (t3_usage shows each machine's busy threads and usage).`,
+		throw Object.assign(
+			new RightsError(
+				"no_capacity",
+				`no machine matching "${input.pattern}" has room now: ${list.join("; ")}. Try again when a run ends (t3_usage shows each machine's busy threads and usage).`,
+			),
+			{ skipped },
 		);
 	}
 	return {

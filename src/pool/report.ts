@@ -1,12 +1,13 @@
 /**
  * What `t3_machines` and `t3_usage` show of the pool (CONTRACT.md "One pool"): each machine's
- * busy threads against its cap, its held dispatches (none until holding lands, "One pool, part
- * two") and its providers' usage; each client's busy threads against its own cap.
+ * busy threads against its cap, the held dispatches only it can take and its providers' usage;
+ * each client's busy threads against its own cap, and its held dispatches.
  */
 import type { ClientConfig } from "../config/types.ts";
 import type { FleetMachine } from "../fleet/fleet.ts";
 import type { CountedThread, RunSlots } from "../rights/run-slots.ts";
 import { activeRuns } from "./capacity.ts";
+import type { Holding } from "./hold.ts";
 import { type UsageRow, usageRows } from "./usage.ts";
 
 export interface MachinePool {
@@ -19,11 +20,12 @@ export interface MachinePool {
 export function machinePool(
 	ledger: RunSlots,
 	entry: FleetMachine,
+	holding?: Holding,
 ): MachinePool {
 	return {
 		active_runs: activeRuns(ledger, entry),
 		max_active_runs: entry.config.maxActiveRuns ?? null,
-		held: 0,
+		held: holding?.onlyFor(entry.config.name) ?? 0,
 		usage: usageRows(entry.machine),
 	};
 }
@@ -40,6 +42,7 @@ export function clientPool(
 	ledger: RunSlots,
 	client: ClientConfig,
 	threads: (client: string) => Iterable<CountedThread>,
+	holding?: Holding,
 ): ClientPool {
 	return {
 		name: client.name,
@@ -48,6 +51,6 @@ export function clientPool(
 			threads: () => threads(client.name),
 		}),
 		max_active_runs: client.maxActiveRuns,
-		held: 0,
+		held: holding?.count(client.name) ?? 0,
 	};
 }

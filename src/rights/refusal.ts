@@ -16,7 +16,9 @@ export type RefusalCode =
 	/** A pattern dispatch no reached machine could ever take: none has the project. */
 	| "no_project"
 	/** A `machine` pattern that matches no machine the client reaches. */
-	| "no_machine";
+	| "no_machine"
+	/** Holding past a client's or the server's `max_held` (CONTRACT.md "One pool"). */
+	| "max_held_reached";
 
 export class RightsError extends ThreadError {
 	constructor(

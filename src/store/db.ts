@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import { LINKS_TABLE_SQL } from "../approvals/link-store.ts";
 import { SESSIONS_TABLE_SQL } from "../console/session-table.ts";
 import { maskJsonText, maskSecrets, redact } from "../util/redact.ts";
+import { HELD_TABLE_SQL } from "./held-store.ts";
 import { maskBoundTexts } from "./masking-net.ts";
 
 /**
@@ -245,6 +246,8 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	CREATE INDEX IF NOT EXISTS people_events_due ON people_events(status, next_attempt_at, created_at);`,
 	// Console sessions (src/console): only the SHA-256 of each session id.
 	SESSIONS_TABLE_SQL,
+	// Held dispatches (src/store/held-store.ts, CONTRACT.md "One pool").
+	HELD_TABLE_SQL,
 ];
 
 /** The migration that masks old rows (its index: files before it hold `user_version` ≤ this). */

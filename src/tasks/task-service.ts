@@ -27,6 +27,7 @@ import {
 } from "../store/tasks.ts";
 import type { ThreadDeps } from "../threads/deps.ts";
 import { locateThread } from "../threads/locate.ts";
+import { heldOf } from "../threads/wait/held-wait.ts";
 import type { WaitReport } from "../threads/wait/wait.ts";
 import { createTaskDeadlines } from "./task-deadlines.ts";
 import {
@@ -68,6 +69,9 @@ export type TaskShaper = (
 ) => CallToolResult;
 
 /** A task as `tasks/get` and `notifications/tasks` carry it (2026-07-28 `DetailedTask`). */
+/** The machine of a task's place while its thread is a held dispatch (no machine yet). */
+const HELD_PLACE = "";
+
 export interface DetailedTask {
 	taskId: string;
 	status: TaskStatus;
@@ -165,10 +169,21 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 		const rec = tasks.get(taskId);
 		if (!rec || (rec.row.client ?? DEFAULT_CLIENT) !== client) return undefined;
 		if (expiresAt(rec) <= now()) return undefined;
-		return rec.places.every((place) => reach.allowsRecord(place))
+		return rec.places.every(
+			(place) => place.machine === HELD_PLACE || reach.allowsRecord(place),
+		)
 			? rec
 			: undefined;
 	};
+
+	/** A held dispatch's place (no machine yet), shown as such until it starts. */
+	const heldPlace = (threadId: string): TaskPlace => ({
+		thread_id: threadId,
+		machine: HELD_PLACE,
+		project_id: "",
+		project_title: null,
+		project_path: null,
+	});
 
 	const wire = (rec: TaskRec) => wireTask(rec, fleet, pollIntervalMs, now);
 
@@ -252,10 +267,14 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 		callerDeps: ThreadDeps,
 	): Omit<TaskService, "counts" | "start" | "stop" | "forClient"> => ({
 		async create(spec) {
-			const located = await Promise.all(
-				spec.threadIds.map((id) => locateThread(callerDeps, id)),
+			// A held dispatch has no machine yet: its place is empty until it starts.
+			const places: TaskPlace[] = await Promise.all(
+				spec.threadIds.map(async (id) =>
+					heldOf(callerDeps, id)
+						? heldPlace(id)
+						: placeOf(await locateThread(callerDeps, id)),
+				),
 			);
-			const places: TaskPlace[] = located.map(placeOf);
 			const at = now();
 			const row = newTaskRow(mintId(), spec, places, at, ttlMs, client);
 			// A task handle is returned only once `tasks/get` would find it, also after a crash.

@@ -8,6 +8,7 @@ import type { Fleet, FleetMachine } from "../fleet/fleet.ts";
 import type { ThreadDeps } from "../threads/deps.ts";
 import { ThreadError } from "../threads/errors.ts";
 import type { LocatedThread } from "../threads/locate.ts";
+import { heldSettled } from "../threads/wait/held-wait.ts";
 import { isNotFound, isOwnDelete } from "../threads/wait/vanish.ts";
 import {
 	evaluate,
@@ -92,6 +93,9 @@ export function createTaskWaiting(options: TaskWaitingOptions): TaskWaiting {
 	): Promise<
 		{ settled: Settled; machine?: string } | { error: string } | null
 	> {
+		const held = heldSettled(deps, threadId);
+		if (held === "pending") return null;
+		if (held) return { settled: held };
 		let located: LocatedThread;
 		try {
 			const found = await locateOrGone(deps, threadId);
@@ -226,6 +230,17 @@ export function createTaskWaiting(options: TaskWaitingOptions): TaskWaiting {
 					entry.machine.onChange(onChange(entry)),
 				),
 			);
+			// A held dispatch that starts is followed on its machine from then on; one that ends
+			// otherwise settles its tasks.
+			const offEnd = deps.holding?.onEnd((threadId) => {
+				const entry = byThread.get(threadId);
+				if (!entry) return;
+				const machine = deps.holding?.get(threadId)?.placed_machine;
+				if (machine)
+					entry.release ??= fleet.get(machine)?.machine.follow?.(threadId);
+				check(threadId);
+			});
+			if (offEnd) unsubscribes.push(offEnd);
 			// Threads on machines already in sync are looked at now; the others on their catch-up.
 			for (const id of byThread.keys()) check(id);
 		},

@@ -1,6 +1,7 @@
 /** What the thread operations need, passed in so tests control time, ids and storage. */
 import type { ClientConfig, ServerSettings } from "../config/types.ts";
 import type { Fleet } from "../fleet/fleet.ts";
+import type { Holding } from "../pool/hold.ts";
 import type { RunSlot, RunSlots } from "../rights/run-slots.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
@@ -41,6 +42,20 @@ export interface ThreadDeps {
 	slots?: RunSlots;
 	/** The slot this dispatch holds (set per call): the record binds it to the thread it mints. */
 	slot?: RunSlot;
+	/** Held dispatches (pool/hold.ts); without it (unit tests) nothing is ever held. */
+	holding?: Holding;
+	/** Asks the drain to look again (a held dispatch's slot was given back). */
+	drain?: { trigger(machine: "all"): void };
+	/**
+	 * Set per call when a held dispatch starts: the launch uses its thread id, and its record
+	 * marks the held row starting in the same transaction (throws when it was withdrawn first).
+	 */
+	heldStart?: {
+		threadId: string;
+		recorded(commandId: string, machine: string): void;
+		/** A test's fault point between the record and the send. */
+		afterRecord?(): void | Promise<void>;
+	};
 	/** Aborts on shutdown: waits in progress then return their current state at once. */
 	shutdown?: AbortSignal;
 }

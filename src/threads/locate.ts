@@ -5,6 +5,7 @@
  */
 
 import type { FleetMachine } from "../fleet/fleet.ts";
+import type { HeldHead } from "../store/held-store.ts";
 import type { OperationPlace } from "../store/operations.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import type { ProjectShell, ThreadDetail, ThreadShell } from "../t3/model.ts";
@@ -53,10 +54,39 @@ async function settleConnecting(deps: ThreadDeps): Promise<void> {
 	);
 }
 
+/**
+ * The caller's held dispatch by thread id, not started yet (its own; every one for a caller
+ * with every right), or undefined (CONTRACT.md "One pool", "Holding").
+ */
+export function heldOf(
+	deps: ThreadDeps,
+	threadId: string,
+): HeldHead | undefined {
+	const head = deps.holding?.get(threadId);
+	if (!head || head.status === "started") return undefined;
+	if (deps.client && head.client !== deps.client.name) return undefined;
+	return head;
+}
+
+/** The refusal of an operation on a thread that is a held dispatch (not started yet). */
+export function notStartedYet(head: HeldHead): ThreadError {
+	const how =
+		head.status === "withdrawn"
+			? "it was withdrawn and never started"
+			: head.status === "never_started"
+				? `it never started (${head.error ?? "unknown"})`
+				: "it is a held dispatch that has not started yet (it starts when a machine has room)";
+	return new ThreadError(
+		`Thread "${head.thread_id}" not started yet: ${how}. t3_wait waits for it to start and for its run; t3_interrupt withdraws it; t3_thread shows where it stands.`,
+	);
+}
+
 export async function locateThread(
 	deps: ThreadDeps,
 	threadId: string,
 ): Promise<LocatedThread> {
+	const held = heldOf(deps, threadId);
+	if (held) throw notStartedYet(held);
 	let found = deps.fleet.locate(threadId);
 	if (!found) {
 		await settleConnecting(deps);

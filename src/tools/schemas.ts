@@ -14,6 +14,39 @@ export const projectRefSchema = z.object({
 	path: z.string(),
 });
 
+/** A project as a held dispatch shows it: the title as given, no id or path until placed. */
+export const heldProjectRefSchema = z.object({
+	id: z.string().nullable(),
+	title: z.string(),
+	path: z.string().nullable(),
+});
+
+export const HELD_REASONS = [
+	"not_before",
+	"client_cap",
+	"machine_cap",
+	"usage_limit",
+	"offline",
+	"provider_not_ready",
+	"no_project",
+] as const;
+
+/** `held` (CONTRACT.md "One pool", "Holding"). */
+export const heldSchema = z.object({
+	position: z
+		.number()
+		.int()
+		.describe(
+			"1 + the held dispatches (any client's) created earlier that could take a machine this one can take.",
+		),
+	reason: z
+		.enum(HELD_REASONS)
+		.describe("Why it cannot start now (the main reason)."),
+	detail: z.string().describe("Each candidate machine and why it has no room."),
+	since: z.string().describe("When it was held (ISO)."),
+	not_before: z.string().nullable(),
+});
+
 export const questionSchema = z
 	.object({
 		request_id: z.string(),

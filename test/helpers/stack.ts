@@ -25,6 +25,7 @@ import type {
 	ServerSettings,
 } from "../../src/config/types.ts";
 import { type Sim, type SimOptions, startSim } from "../../src/sim/index.ts";
+import type { StartFaults } from "../../src/threads/dispatch/held-start.ts";
 import type { Clock } from "../../src/util/clock.ts";
 import { type Logger, silentLogger } from "../../src/util/log.ts";
 
@@ -93,6 +94,8 @@ export interface StackOptions {
 	maxTasks?: number;
 	/** Deadline for POST /mcp bodies (default 30 s). */
 	bodyTimeoutMs?: number;
+	/** Fault points around a held dispatch's record and send (src/threads/dispatch/held-start.ts). */
+	heldFaults?: StartFaults;
 }
 
 export interface Stack {
@@ -213,6 +216,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 		taskPollIntervalMs: options.taskPollIntervalMs,
 		maxTasks: options.maxTasks,
 		bodyTimeoutMs: options.bodyTimeoutMs,
+		heldFaults: options.heldFaults,
 	};
 	let server = await startServer(makeConfig(), serviceOptions);
 	const clients: Client[] = [];

@@ -214,7 +214,8 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 	});
 
 	test("a client reaching a and b never sees c", async () => {
-		const refused = await dispatch(ab);
+		// Refused (not held: "One pool, part two" holds a pattern's dispatch by default).
+		const refused = await dispatch(ab, { when_busy: "refuse" });
 		expect(refused.text).toStartWith("no_capacity:");
 		expect(refused.text).not.toContain("c (");
 		const own = await usage(ab);
@@ -245,7 +246,7 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 			}
 		})();
 		const results = await Promise.all(
-			Array.from({ length: 12 }, () => dispatch(ops)),
+			Array.from({ length: 12 }, () => dispatch(ops, { when_busy: "refuse" })),
 		);
 		sampling = false;
 		await sampler;
@@ -313,7 +314,7 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 		);
 		await dispatch(ops);
 		await dispatch(ops);
-		const refused = await dispatch(ops);
+		const refused = await dispatch(ops, { when_busy: "refuse" });
 		expect(refused.text).toContain("c (usage_limit:");
 		await finishAll();
 	});

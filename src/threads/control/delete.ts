@@ -6,8 +6,14 @@ import { T3Error } from "../../t3/machine-api.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { once } from "../dispatch/idempotency.ts";
 import { ThreadError } from "../errors.ts";
-import { type LocatedThread, locateThread, placeOf } from "../locate.ts";
+import {
+	heldOf,
+	type LocatedThread,
+	locateThread,
+	placeOf,
+} from "../locate.ts";
 import { beginOwnDelete } from "../wait/vanish.ts";
+import { withdrawHeld } from "./held-control.ts";
 import { shellCaughtUp, t3Reason } from "./manage.ts";
 
 /**
@@ -23,6 +29,15 @@ export function deleteThread(
 		deps,
 		{ tool: "t3_delete", key, args: { thread_id: threadId }, threadId },
 		async () => {
+			// A held dispatch is withdrawn and forgotten; one that just started is deleted.
+			const held = heldOf(deps, threadId);
+			if (held) {
+				const w = await withdrawHeld(deps, held);
+				if (w.done !== "starting") {
+					deps.holding?.forget(threadId);
+					return { threadId, result: { thread_id: threadId, deleted: true } };
+				}
+			}
 			const located = await locateThread(deps, threadId);
 			return {
 				threadId,

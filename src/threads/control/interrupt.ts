@@ -17,7 +17,8 @@ import { T3Error } from "../../t3/machine-api.ts";
 import type { Run, ThreadProjection } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
-import { locateThread, readDetail } from "../locate.ts";
+import { heldOf, locateThread, readDetail } from "../locate.ts";
+import { withdrawHeld, withdrawnResult } from "./held-control.ts";
 
 export interface QueuedRun {
 	run_id: string;
@@ -49,6 +50,12 @@ export async function interrupt(
 	threadId: string,
 	holdQueue = false,
 ) {
+	// A held dispatch is withdrawn; one whose launch was on its way is interrupted below.
+	const heldHead = heldOf(deps, threadId);
+	if (heldHead) {
+		const w = await withdrawHeld(deps, heldHead);
+		if (w.done !== "starting") return withdrawnResult(w);
+	}
 	const located = await locateThread(deps, threadId);
 	const { projection } = await readDetail(located, true);
 	const shell = located.shell ?? projection.thread;

@@ -15,10 +15,14 @@
 
 import type { FleetMachine } from "../../fleet/fleet.ts";
 import { machineCap } from "../../pool/capacity.ts";
+import type { HeldShape } from "../../pool/hold.ts";
 import {
 	isMachinePattern,
+	type PlaceInput,
 	type Placement,
 	place,
+	type Skipped,
+	skippedOf,
 } from "../../pool/placement.ts";
 import { clientCap } from "../../rights/run-limits.ts";
 import { type RunCap, type RunSlot, slotsOf } from "../../rights/run-slots.ts";
@@ -27,13 +31,20 @@ import { ThreadError } from "../errors.ts";
 import { chooseModel } from "../resolve.ts";
 import type { ProjectRef } from "../shapes.ts";
 import { type AttachmentArg, checkAttachments } from "./attachments.ts";
-import { TOOL } from "./claim.ts";
+import { operationArgs, TOOL } from "./claim.ts";
 import { continueThread } from "./continue.ts";
 import { dispatchFork } from "./fork-dispatch.ts";
+import {
+	type HoldPlan,
+	holdDispatch,
+	holdPlan,
+	noRoomNow,
+	whyHeld,
+} from "./hold-dispatch.ts";
 import { keyArgument } from "./idempotency.ts";
 import { launch } from "./launch.ts";
 import { checkPrompt } from "./prompt.ts";
-import { reuse } from "./reuse.ts";
+import { projectId, reuse } from "./reuse.ts";
 import type { DispatchMode, InteractionMode, RuntimeMode } from "./settings.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -66,18 +77,22 @@ export interface DispatchArgs {
 	/** Files sent with the message (attachments.ts). */
 	attachments?: AttachmentArg[];
 	/**
-	 * When no machine has room now: `refuse` (the default until holding lands, "One pool, part
-	 * two"); `hold` is refused alike for now.
+	 * When no machine has room now: `hold` (the default for a pattern or with `not_before`) or
+	 * `refuse` (the default for a named machine), hold-dispatch.ts.
 	 */
 	when_busy?: "hold" | "refuse";
+	/** Not started before this ISO time (≤ 7 days ahead; in the past = now): held until then. */
+	not_before?: string;
 	/** Set by placement: `machine` (the pattern) and `project` as given, which a key claims. */
 	placed_from?: { machine: string; project: string };
 }
 
 export type DispatchResult = {
 	thread_id: string;
-	machine: string;
-	project: ProjectRef;
+	/** Null while a dispatch for a pattern is held. */
+	machine: string | null;
+	/** Its id and path null while held (the title as given). */
+	project: ProjectRef | { id: null; title: string; path: null };
 	run_id: string | null;
 	run_status: string;
 	queued: boolean;
@@ -85,7 +100,7 @@ export type DispatchResult = {
 	watched: boolean;
 	origin: string | null;
 	/** What T3 did with the message: started a run, queued it, steered or restarted the run. */
-	delivered_as: "started" | "queued" | "steered" | "restarted";
+	delivered_as: "started" | "queued" | "steered" | "restarted" | "held";
 	/** The thread's branch (as asked or assigned) and worktree; null until T3 says. */
 	branch: string | null;
 	worktree_path: string | null;
@@ -95,6 +110,8 @@ export type DispatchResult = {
 	forked_from: string | null;
 	/** Where a `machine` pattern placed the new thread and why (pool/placement.ts); null for a named machine. */
 	placement: Placement | null;
+	/** A held dispatch: where it stands (pool/hold.ts); null once started, and for any other. */
+	held?: HeldShape | null;
 };
 
 export async function dispatch(
@@ -109,12 +126,31 @@ export async function dispatch(
 	try {
 		if (keyed && deps.operations.get(TOOL, keyed.key) !== undefined)
 			return withPlacement(await reuse(deps, args, keyed, origin), null);
+		const plan = holdPlan(deps, args);
 		// A machine still connecting has no room yet: give it a moment to synchronize.
 		await settleConnecting(deps, args);
+		if (plan?.waiting) {
+			surveyPlace(deps, args);
+			return await hold(deps, args, origin, keyed, plan, []);
+		}
 		// A replay above starts nothing new; anything else may add a busy thread: its slot is
 		// taken now, before the first await, so calls sent at once cannot all pass the cap (a
-		// pattern is placed in the same synchronous stretch).
-		held = takeSlot(deps, args);
+		// pattern is placed in the same synchronous stretch). With holding, a named machine is
+		// judged as placement judges one (room includes usage and the provider).
+		try {
+			held = takeSlot(deps, args, plan !== undefined);
+		} catch (error) {
+			if (plan && noRoomNow(error))
+				return await hold(
+					deps,
+					args,
+					origin,
+					keyed,
+					plan,
+					skippedOf(error) ?? [],
+				);
+			throw error;
+		}
 		const own = { ...deps, slot: held.slot };
 		const result = await route(own, held.args, origin, keyed?.key);
 		held.slot.sent();
@@ -135,12 +171,48 @@ export async function dispatch(
 	}
 }
 
+/** Holds the dispatch; its key claims the arguments as a retry would resolve them. */
+async function hold(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	origin: string | null,
+	keyed: { key: string; name: string } | undefined,
+	plan: HoldPlan,
+	skipped: Skipped[],
+): Promise<DispatchResult> {
+	const claimArgs = operationArgs(args);
+	if (keyed && typeof claimArgs.project === "string")
+		claimArgs.project = await projectId(deps, args, claimArgs.project);
+	return holdDispatch(
+		deps,
+		args,
+		origin,
+		keyed,
+		plan,
+		whyHeld(skipped, plan),
+		claimArgs,
+	);
+}
+
+/**
+ * Whether the dispatch could ever start (for one held until `not_before`): a pattern that matches
+ * no reached machine, or a project none of them has, is refused now; no room now is fine.
+ */
+function surveyPlace(deps: ThreadDeps, args: DispatchArgs): void {
+	try {
+		place(placeInput(deps, args, args.machine as string));
+	} catch (error) {
+		if (!noRoomNow(error)) throw error;
+	}
+}
+
 const withPlacement = (
 	result: Omit<DispatchResult, "placement"> & { placement?: Placement | null },
 	placement: Placement | null,
 ): DispatchResult => ({
 	...result,
 	placement: placement ?? result.placement ?? null,
+	held: result.held ?? null,
 });
 
 /** The machines a dispatch may land on that are still connecting: waited for, briefly. */
@@ -184,25 +256,25 @@ function route(
  * out), else given back. A `machine` pattern is placed here (pool/placement.ts), in the same
  * synchronous stretch as the slot: the arguments then name the machine and project chosen.
  */
-function takeSlot(
+export function takeSlot(
 	deps: ThreadDeps,
 	args: DispatchArgs,
+	placeNamed = false,
 ): {
 	slot: RunSlot;
 	settle: () => void;
 	args: DispatchArgs;
 	placement: Placement | null;
 } {
-	const name = deps.client?.name;
-	const client = clientCap(deps.client, () =>
-		name === undefined ? [] : deps.threads.ofClient(name),
-	);
+	const client = clientCapOf(deps);
 	const ledger = deps.slots ?? slotsOf(deps.fleet, deps.now);
 	let caps: RunCap[];
 	let target: { threadId: string; machine: string } | undefined;
 	let placement: Placement | null = null;
 	let routed = args;
-	if (args.machine !== undefined && isMachinePattern(args.machine)) {
+	const pattern = args.machine !== undefined && isMachinePattern(args.machine);
+	const newThread = args.thread_id === undefined && args.fork_of === undefined;
+	if (args.machine !== undefined && (pattern || (placeNamed && newThread))) {
 		if (args.thread_id !== undefined || args.fork_of !== undefined)
 			throw new ThreadError(
 				`machine: a pattern ("${args.machine}") places a new thread only; omit machine when passing ${args.thread_id !== undefined ? "thread_id" : "fork_of"}.`,
@@ -211,24 +283,18 @@ function takeSlot(
 			throw new ThreadError(
 				"project: required to start a new thread (a project title or path when machine is a pattern; see t3_projects).",
 			);
-		const placed = place({
-			pattern: args.machine,
-			fleet: deps.fleet,
-			project: args.project,
-			providerFor: (entry, project) =>
-				chooseModel(entry, args.model, project, undefined)?.instanceId ?? null,
-			ledger,
-			clientCap: client,
-			now: deps.now(),
-		});
+		const placed = place(placeInput(deps, args, args.machine));
 		caps = placed.caps;
-		placement = placed.placement;
-		routed = {
-			...args,
-			machine: placed.entry.config.name,
-			project: placed.project.id,
-			placed_from: { machine: args.machine, project: args.project },
-		};
+		// A named machine judged as placement judges one: no placement to show.
+		placement = pattern ? placed.placement : null;
+		routed = pattern
+			? {
+					...args,
+					machine: placed.entry.config.name,
+					project: placed.project.id,
+					placed_from: { machine: args.machine, project: args.project },
+				}
+			: args;
 	} else {
 		const located =
 			args.thread_id !== undefined && args.fork_of === undefined
@@ -268,6 +334,31 @@ function takeSlot(
 		placement,
 	};
 }
+
+/** What placement needs for this dispatch and caller (the client's cap, the ledger, now). */
+export function placeInput(
+	deps: ThreadDeps,
+	args: DispatchArgs,
+	pattern: string,
+): PlaceInput {
+	return {
+		pattern,
+		fleet: deps.fleet,
+		project: args.project as string,
+		providerFor: (entry, project) =>
+			chooseModel(entry, args.model, project, undefined)?.instanceId ?? null,
+		ledger: deps.slots ?? slotsOf(deps.fleet, deps.now),
+		clientCap: clientCapOf(deps),
+		now: deps.now(),
+	};
+}
+
+const clientCapOf = (deps: ThreadDeps): RunCap | null => {
+	const name = deps.client?.name;
+	return clientCap(deps.client, () =>
+		name === undefined ? [] : deps.threads.ofClient(name),
+	);
+};
 
 /**
  * The named machine's cap: none while it is unknown (the route refuses it); a capped machine

@@ -41,7 +41,8 @@ export async function launch(
 	const entry = resolveMachine(deps, args.machine);
 	await requireOnline(entry);
 	const project = resolveProject(deps, entry, args.project);
-	const threadId = deps.newId();
+	// A held dispatch keeps the thread id it answered with (CONTRACT.md "One pool").
+	const threadId = deps.heldStart?.threadId ?? deps.newId();
 	const workspaceStrategy = strategyFor(
 		args,
 		project,
@@ -96,6 +97,7 @@ export async function launch(
 		command: input,
 		baseline: undefined,
 	});
+	await deps.heldStart?.afterRecord?.();
 	const projection = await send(deps, entry, record, () =>
 		deps.threads.remove(threadId),
 	);

@@ -47,6 +47,8 @@ export function recordDispatch(
 		});
 		if (d.baseline !== undefined)
 			deps.threads.setBaseline(d.threadId, d.baseline);
+		// A held dispatch starting: its machine and launch commandId, before anything is sent.
+		deps.heldStart?.recorded(d.command.commandId, machine);
 		deps.dispatches.insert({
 			command_id: d.command.commandId,
 			thread_id: d.threadId,

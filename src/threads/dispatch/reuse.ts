@@ -14,6 +14,7 @@ import { FORK_REF, FORKED_REF, operationArgs, TOOL } from "./claim.ts";
 import type { DispatchArgs, DispatchResult } from "./dispatch.ts";
 import { finish } from "./finish.ts";
 import { dispatchFork, forkMachine } from "./fork-dispatch.ts";
+import { HELD_REF, heldResult } from "./hold-dispatch.ts";
 import {
 	checkReuse,
 	fingerprint,
@@ -45,6 +46,15 @@ export async function reuse(
 		fingerprint(resolved),
 		keyed.name,
 	);
+	// Held (or withdrawn, or never started): answered from the held row.
+	if (earlier?.ref?.startsWith(HELD_REF) && earlier.thread_id) {
+		const head = deps.holding?.get(earlier.thread_id);
+		if (!head)
+			throw new ThreadError(
+				`${keyed.name} "${keyed.key}": the earlier dispatch with this key is no longer recorded. Use a new key.`,
+			);
+		return heldResult(deps, head);
+	}
 	const forkRef = [FORKED_REF, FORK_REF].find((r) =>
 		earlier?.ref?.startsWith(r),
 	);
@@ -75,7 +85,7 @@ export async function reuse(
 }
 
 /** A project reference as its id, when it names exactly one allowed project; else as given. */
-async function projectId(
+export async function projectId(
 	deps: ThreadDeps,
 	args: DispatchArgs,
 	ref: string,

@@ -92,6 +92,7 @@ export async function listedRows(
 			client: record?.client ?? null,
 			app_url: appUrl(thread.id),
 			match,
+			held: null,
 		};
 	});
 }

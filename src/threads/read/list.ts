@@ -10,6 +10,7 @@ import type { FleetMachine } from "../../fleet/fleet.ts";
 import type { ProjectShell } from "../../t3/model.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
+import { heldRows } from "../held-view.ts";
 import { resolveProject } from "../resolve.ts";
 import {
 	hitIndexes,
@@ -199,4 +200,45 @@ export async function listThreads(deps: ThreadDeps, given: ListFilters) {
 		next_cursor: more && last ? encodeCursor(deps, filters, last) : null,
 		unavailable,
 	};
+}
+
+/** `t3_threads`' states: the listing's, and `held` (dispatches held, not started yet). */
+export const LIST_STATES = [
+	"active",
+	"attention",
+	"settled",
+	"held",
+	"all",
+] as const;
+
+/**
+ * `t3_threads` (CONTRACT.md "One pool"): `state: "held"` lists the caller's held dispatches
+ * (from the server's own rows: they have no machine yet); the first page of `all` lists them
+ * first, then the threads; the other states never list them.
+ */
+export async function listWithHeld(
+	deps: ThreadDeps,
+	given: Omit<ListFilters, "state"> & {
+		state?: (typeof LIST_STATES)[number];
+	},
+) {
+	if (given.state === "held") {
+		const filters = checkedQuery(given as ListFilters);
+		const rows = filters.archived ? [] : heldRows(deps, filters);
+		return {
+			threads: rows.slice(0, filters.limit ?? DEFAULT_LIMIT),
+			next_cursor: null,
+			unavailable: [],
+		};
+	}
+	const filters = given as ListFilters;
+	const listed = await listThreads(deps, filters);
+	const first =
+		(filters.state ?? "all") === "all" &&
+		filters.cursor === undefined &&
+		!filters.archived;
+	const held = first ? heldRows(deps, checkedQuery(filters)) : [];
+	return held.length === 0
+		? listed
+		: { ...listed, threads: [...held, ...listed.threads] };
 }

@@ -20,7 +20,8 @@ import { isPinned } from "../control/organize.ts";
 import type { ThreadDeps } from "../deps.ts";
 import { attachmentsShape } from "../dispatch/attachments.ts";
 import { chosenTemporary, placeShape } from "../dispatch/workspace.ts";
-import { locateThread, readDetail } from "../locate.ts";
+import { heldThreadView } from "../held-view.ts";
+import { heldOf, locateThread, readDetail } from "../locate.ts";
 import { appUrl, projectRef, questionShape } from "../shapes.ts";
 import { pullRequestsOf } from "./pull-requests.ts";
 import { queuedListing } from "./queued-list.ts";
@@ -39,6 +40,9 @@ export async function readThread(
 	readAhead?: ThreadReadAhead,
 	itemId?: string,
 ) {
+	// A held dispatch (not started yet) is shown as held (held-view.ts).
+	const held = heldOf(deps, threadId);
+	if (held) return heldThreadView(deps, held);
 	const located = await locateThread(deps, threadId);
 	// Read while T3's answer is on its way: the first sqlite read of a request costs ~20 µs,
 	// which after the GET would add to every call.
@@ -153,6 +157,7 @@ export async function readThread(
 		origin: record?.origin ?? null,
 		client: record?.client ?? null,
 		app_url: appUrl(threadId),
+		held: null,
 	});
 
 	let result = build(TEXT_CAPS[0] as number);

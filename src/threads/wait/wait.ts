@@ -37,6 +37,7 @@ import type { ThreadDeps } from "../deps.ts";
 import { ThreadError } from "../errors.ts";
 import { type LocatedThread, locateThread } from "../locate.ts";
 import { type QuestionShape, questionShape } from "../shapes.ts";
+import { heldOf, waitThroughHold } from "./held-wait.ts";
 import { offlineNote } from "./offline-note.ts";
 import { statusLine } from "./progress.ts";
 import {
@@ -92,7 +93,20 @@ let waitsInProgress = 0;
 /** For /metrics. */
 export const activeWaits = () => waitsInProgress;
 
-export async function waitForThreads(
+export function waitForThreads(
+	deps: ThreadDeps,
+	threadIds: string[],
+	options: WaitOptions,
+): Promise<WaitReport> {
+	// A held dispatch is waited on through its hold (held-wait.ts).
+	if (deps.holding && threadIds.some((id) => heldOf(deps, id)))
+		return waitThroughHold(deps, threadIds, options, (ids, o) =>
+			waitStarted(deps, ids, o),
+		);
+	return waitStarted(deps, threadIds, options);
+}
+
+async function waitStarted(
 	deps: ThreadDeps,
 	threadIds: string[],
 	options: WaitOptions,

@@ -89,7 +89,10 @@ export const t3Machines = defineTool({
 		// The pool's figures: busy threads per machine (reservations included) and usage. A
 		// machine's busy set is made on first use: before the version is read.
 		const ledger = threadDeps.slots ?? slotsOf(fleet, threadDeps.now);
-		const pools = () => fleet.list().map((entry) => machinePool(ledger, entry));
+		const pools = () =>
+			fleet
+				.list()
+				.map((entry) => machinePool(ledger, entry, threadDeps.holding));
 		if (!answers.has(fleet)) pools();
 		const parts: unknown[] = [
 			stateNote,
@@ -101,6 +104,7 @@ export const t3Machines = defineTool({
 			providerStatusVersion(),
 			busyVersion(),
 			ledger.version(),
+			threadDeps.holding?.version(),
 		];
 		const kept = answers.get(fleet);
 		if (

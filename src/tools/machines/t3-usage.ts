@@ -14,7 +14,7 @@ export const t3Usage = defineTool({
 	name: "t3_usage",
 	title: "Show machine load and provider usage",
 	description:
-		"Show the pool: for each machine you reach, its state, how many threads are busy there against its max_active_runs, and each provider's usage windows as T3 reports them (used_percent and when each resets). Also your client's busy threads against its own cap (a full-access client sees every client). Use it to see why a dispatch with a machine pattern was refused no_capacity or where it would go; `machine` narrows to one machine.",
+		"Show the pool: for each machine you reach, its state, how many threads are busy there against its max_active_runs, and each provider's usage windows as T3 reports them (used_percent and when each resets). Also your client's busy threads against its own cap (a full-access client sees every client). Also the held dispatches (total and the oldest's time; per machine those only it can take). Use it to see why a dispatch with a machine pattern was held or refused no_capacity or where it would go; `machine` narrows to one machine.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -39,7 +39,9 @@ export const t3Usage = defineTool({
 		),
 		held: z
 			.object({ total: z.number(), oldest_since: z.string().nullable() })
-			.describe("Held dispatches (none until holding is available)."),
+			.describe(
+				"Held dispatches (a full-access client: all clients'; any other: its own) and when the oldest was held.",
+			),
 		clients: z.array(
 			z.object({
 				name: z.string(),
@@ -73,6 +75,8 @@ export const t3Usage = defineTool({
 		const ofClient = (name: string) =>
 			services.threadDeps.threads.ofClient(name);
 		const everyone = client.access === "full-access";
+		const holding = threadDeps.holding;
+		const mine = everyone ? undefined : client.name;
 		const shown = everyone
 			? [
 					...config.clients,
@@ -85,10 +89,13 @@ export const t3Usage = defineTool({
 			machines: entries.map((entry) => ({
 				name: entry.config.name,
 				state: entry.machine.status().state,
-				...machinePool(ledger, entry),
+				...machinePool(ledger, entry, holding),
 			})),
-			held: { total: 0, oldest_since: null },
-			clients: shown.map((c) => clientPool(ledger, c, ofClient)),
+			held: {
+				total: holding?.count(mine) ?? 0,
+				oldest_since: holding?.oldestSince(mine) ?? null,
+			},
+			clients: shown.map((c) => clientPool(ledger, c, ofClient, holding)),
 		});
 	},
 });

@@ -47,7 +47,7 @@ export const poolFields = {
 	held: z
 		.number()
 		.describe(
-			"Held dispatches only this machine can take (0 until holding is available).",
+			"Held dispatches only this machine can take (named, or a pattern that matches only it within their client's reach).",
 		),
 	usage: usageSchema,
 };

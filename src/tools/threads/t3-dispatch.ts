@@ -16,10 +16,11 @@ import {
 import { REF_MAX } from "../../threads/dispatch/workspace.ts";
 import { waitForThreads } from "../../threads/wait/wait.ts";
 import {
+	heldProjectRefSchema,
+	heldSchema,
 	ID_MAX,
 	keyArg,
 	PATH_MAX,
-	projectRefSchema,
 	segmentIdArg,
 	titleArg,
 	toolInput,
@@ -27,6 +28,9 @@ import {
 import { defineTool } from "../tool.ts";
 import { waitOutputSchema } from "./t3-wait.ts";
 import { dispatchWaitResult, settledAtOnce } from "./wait-results.ts";
+
+const HELD_NOTE =
+	"No machine can take this dispatch now: the server holds it and starts it when one has room (oldest first). Its thread_id is final. t3_wait waits through the hold; t3_interrupt withdraws it.";
 
 const QUEUED_NOTE =
 	"The thread was busy: this message is queued and runs after the active run. t3_wait reports this run.";
@@ -187,7 +191,15 @@ export const t3Dispatch = defineTool({
 			.enum(["hold", "refuse"])
 			.optional()
 			.describe(
-				'When no machine has room now: "refuse" answers at once with error no_capacity (a pattern: each candidate machine and why it has no room) or max_active_runs_reached (a named machine). Holding ("hold") is not available yet: refused alike.',
+				'For a new thread, when no machine has room now: "hold" keeps the dispatch in the server (durably, started oldest first when a machine has room) and answers at once with run_status "held", its final thread_id and held {position, reason, detail}; t3_wait waits through the hold, t3_interrupt withdraws it. "refuse" answers at once with error no_capacity (each candidate machine and why it has no room) or max_active_runs_reached. Default: hold for a machine pattern or with not_before, refuse for a named machine. Never with attachments (refused).',
+			),
+		not_before: z
+			.string()
+			.min(1)
+			.max(64)
+			.optional()
+			.describe(
+				'For a new thread: do not start it before this ISO time (e.g. "2026-12-05T18:00:00Z"; at most 7 days ahead; a time past means now). The dispatch is held until then, then started when a machine has room.',
 			),
 		wait: z
 			.boolean()
@@ -198,8 +210,11 @@ export const t3Dispatch = defineTool({
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
-		machine: z.string(),
-		project: projectRefSchema,
+		machine: z
+			.string()
+			.nullable()
+			.describe("null while a dispatch for a machine pattern is held."),
+		project: heldProjectRefSchema,
 		run_id: z.string().nullable(),
 		run_status: z.string(),
 		queued: z.boolean(),
@@ -207,9 +222,9 @@ export const t3Dispatch = defineTool({
 		watched: z.boolean(),
 		origin: z.string().nullable(),
 		delivered_as: z
-			.enum(["started", "queued", "steered", "restarted"])
+			.enum(["started", "queued", "steered", "restarted", "held"])
 			.describe(
-				"What T3 did with the message: started a run, queued it, steered it into the running run, or restarted that run with it.",
+				"What T3 did with the message: started a run, queued it, steered it into the running run, or restarted that run with it; held: the server holds it until a machine has room.",
 			),
 		branch: z
 			.string()
@@ -264,6 +279,11 @@ export const t3Dispatch = defineTool({
 			.describe(
 				"Where a machine pattern placed the new thread and why; null for a named machine.",
 			),
+		held: heldSchema
+			.nullable()
+			.describe(
+				"A held dispatch: where it stands; null when it started (or was not held).",
+			),
 		wait: waitOutputSchema
 			.nullable()
 			.describe("With wait: true, how the wait ended; else null."),
@@ -283,8 +303,8 @@ export const t3Dispatch = defineTool({
 			});
 		if (!wait)
 			return ok(
-				{ ...result, wait: null },
-				result.queued ? QUEUED_NOTE : undefined,
+				{ ...result, held: result.held ?? null, wait: null },
+				result.queued ? QUEUED_NOTE : result.held ? HELD_NOTE : undefined,
 			);
 		const ids = [result.thread_id];
 		if (ctx.tasks) {

@@ -4,8 +4,9 @@ import { ok } from "../../mcp/result.ts";
 import { readThread } from "../../threads/read/read.ts";
 import {
 	failureFields,
+	heldProjectRefSchema,
+	heldSchema,
 	ID_MAX,
-	projectRefSchema,
 	questionSchema,
 	threadIdArg,
 	toolInput,
@@ -16,7 +17,7 @@ export const t3Thread = defineTool({
 	name: "t3_thread",
 	title: "Read a T3 thread",
 	description:
-		"Read a T3 thread on whichever machine has it: its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, the follow-ups still queued (queued, with their text), and the pending question if any. A fork also shows forked_from and the source conversation it inherited. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
+		"Read a T3 thread on whichever machine has it (or a dispatch the server still holds: status held, with `held` saying where it stands): its status, provider session, latest run (status, times, error and error_class), the last `turns` runs with their messages, tool calls, T3's notices and changed files, the follow-ups still queued (queued, with their text), and the pending question if any. A fork also shows forked_from and the source conversation it inherited. Use it to see what a run did or to re-read a result; use t3_wait to wait for a run to finish. To see why a command failed, pass its item_id (from runs[].tools[]) to get its whole output as `item`. Long texts are shortened with a visible …[truncated] marker.",
 	inputSchema: toolInput({
 		thread_id: threadIdArg,
 		turns: z
@@ -37,8 +38,11 @@ export const t3Thread = defineTool({
 	}),
 	outputSchema: z.object({
 		thread_id: z.string(),
-		machine: z.string(),
-		project: projectRefSchema,
+		machine: z
+			.string()
+			.nullable()
+			.describe("null while a dispatch for a machine pattern is held."),
+		project: heldProjectRefSchema,
 		title: z.string(),
 		status: z.string(),
 		session: z.object({
@@ -206,6 +210,11 @@ export const t3Thread = defineTool({
 			.nullable()
 			.describe(
 				"The client whose dispatch last ran on this thread (its [clients.<name>]); null when none of ours did.",
+			),
+		held: heldSchema
+			.nullable()
+			.describe(
+				'A dispatch the server holds until a machine has room (status "held"): position, reason, detail, since, not_before; null for a thread that started.',
 			),
 	}),
 	annotations: {

@@ -3,15 +3,16 @@ import { z } from "zod";
 import { ok } from "../../mcp/result.ts";
 import {
 	DEFAULT_LIMIT,
-	listThreads,
+	LIST_STATES,
+	listWithHeld,
 	MAX_LIMIT,
-	STATE_FILTERS,
 } from "../../threads/read/list.ts";
 import {
 	failureFields,
+	heldProjectRefSchema,
+	heldSchema,
 	ID_MAX,
 	PATH_MAX,
-	projectRefSchema,
 	toolInput,
 } from "../schemas.ts";
 import { defineTool } from "../tool.ts";
@@ -20,7 +21,7 @@ export const t3Threads = defineTool({
 	name: "t3_threads",
 	title: "Find T3 threads",
 	description:
-		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending, a provider must be signed in again, or the latest run failed; active = a run is going or queued, or waits for a T3 client to answer a tool call; settled = nothing to do), pending request (question, approval, auth_refresh, dynamic_tool), latest run, watched. Filter by state or by text (query): it matches the title or latest message, and, where the machine supports it (T3's message search), any message of the thread: such rows carry match {role, snippet}. Pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
+		"List existing threads on every machine (or one machine / project), newest first: title, status, state (attention = a question/approval is pending, a provider must be signed in again, or the latest run failed; active = a run is going or queued, or waits for a T3 client to answer a tool call; settled = nothing to do; held = a dispatch the server holds until a machine has room, listed first), pending request (question, approval, auth_refresh, dynamic_tool), latest run, watched. Filter by state or by text (query): it matches the title or latest message, and, where the machine supports it (T3's message search), any message of the thread: such rows carry match {role, snippet}. Pass archived: true for archived threads. Machines that are not online are listed under `unavailable`. Use it to pick up earlier work: then t3_thread for details, t3_answer for a pending question, t3_dispatch with thread_id to continue. When next_cursor is not null, call again with the same filters and cursor for the next page.",
 	inputSchema: toolInput({
 		machine: z
 			.string()
@@ -37,10 +38,10 @@ export const t3Threads = defineTool({
 			.optional()
 			.describe("Only this project: its id, title or workspace path."),
 		state: z
-			.enum(STATE_FILTERS)
+			.enum(LIST_STATES)
 			.optional()
 			.describe(
-				'"attention", "active", "settled" or "all" (default): see the description for their meaning.',
+				'"attention", "active", "settled", "held" or "all" (default): see the description for their meaning. "held": dispatches the server holds until a machine has room (listed first on the first page of "all" too); a machine filter matches only those held for that machine by name.',
 			),
 		query: z
 			.string()
@@ -76,11 +77,14 @@ export const t3Threads = defineTool({
 		threads: z.array(
 			z.object({
 				thread_id: z.string(),
-				machine: z.string(),
-				project: projectRefSchema,
+				machine: z
+					.string()
+					.nullable()
+					.describe("null for a dispatch held for a machine pattern."),
+				project: heldProjectRefSchema,
 				title: z.string(),
 				status: z.string(),
-				state: z.enum(["attention", "active", "settled"]),
+				state: z.enum(["attention", "active", "settled", "held"]),
 				pending: z
 					.enum(["question", "approval", "auth_refresh", "dynamic_tool"])
 					.nullable(),
@@ -115,6 +119,11 @@ export const t3Threads = defineTool({
 					.describe(
 						"The message text T3's search found the query in; null when the title or latest message matched.",
 					),
+				held: heldSchema
+					.nullable()
+					.describe(
+						"A held dispatch: where it stands (position, reason, detail, since, not_before); null for a thread.",
+					),
 			}),
 		),
 		next_cursor: z.string().nullable(),
@@ -132,6 +141,6 @@ export const t3Threads = defineTool({
 		openWorldHint: true,
 	},
 	async handler(args, _ctx, { threadDeps }) {
-		return ok(await listThreads(threadDeps, args));
+		return ok(await listWithHeld(threadDeps, args));
 	},
 });

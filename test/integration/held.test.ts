@@ -1,0 +1,267 @@
+/**
+ * One pool, part two (CONTRACT.md "One pool", "Holding", issue 47), over HTTP with the official
+ * client against simulated machines: the bar `held` (a and b at max_active_runs 1, c's usage
+ * window used up: a third pattern dispatch is held with its final thread_id, listed as held,
+ * another is withdrawn, the held one starts on a when a's run ends, after a thread.started
+ * event, and a not_before ahead holds one until then), plus order across machines, no
+ * head-of-line blocking, withdrawals, not_before's bounds, idempotency and refusals.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Sim } from "../../src/sim/index.ts";
+import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
+import { offsetClock } from "../helpers/offset-clock.ts";
+import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
+	callTool,
+	connectClient,
+	type Stack,
+	startStack,
+	testClient,
+	until,
+	untilMachinesOnline,
+} from "../helpers/stack.ts";
+
+const TOKEN = "held-ops-token-0123456789";
+
+interface Held {
+	position: number;
+	reason: string;
+	detail: string;
+	since: string;
+	not_before: string | null;
+}
+interface Dispatched {
+	thread_id: string;
+	machine: string | null;
+	project: { id: string | null; title: string; path: string | null };
+	run_id: string | null;
+	run_status: string;
+	delivered_as: string;
+	placement: unknown;
+	held: Held | null;
+}
+interface Waited {
+	thread_id: string;
+	outcome: string;
+	run_id: string | null;
+	run_status: string | null;
+}
+
+/** Threads a simulator runs now. */
+export const busyOn = (sim: Sim): string[] =>
+	sim.threadIds().filter((id) => {
+		const p = sim.projection(id) as { runs?: { status: string }[] } | undefined;
+		return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
+	});
+
+describe("the held bar: a and b at max_active_runs 1, c's window used up", () => {
+	let stack: Stack;
+	let ops: Client;
+	let receiver: Receiver;
+	const clock = offsetClock();
+
+	const dispatch = (extra: Record<string, unknown> = {}) =>
+		callTool<Dispatched>(ops, "t3_dispatch", {
+			machine: "*",
+			project: "demo",
+			prompt: "long task",
+			...extra,
+		});
+
+	beforeAll(async () => {
+		receiver = startReceiver();
+		stack = await startStack({
+			clock,
+			server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
+			machines: [
+				{ name: "a", maxActiveRuns: 1 },
+				{ name: "b", maxActiveRuns: 1 },
+				{
+					name: "c",
+					sim: {
+						usage: [
+							{
+								provider: "claudeAgent",
+								kind: "session",
+								usedPercent: 100,
+								resetsInMin: 60,
+							},
+						],
+					},
+				},
+			],
+			clients: [testClient("ops", TOKEN, { access: "full-access" })],
+		});
+		ops = await connectClient(stack.server.mcpUrl, {
+			authorization: `Bearer ${TOKEN}`,
+		});
+		await untilMachinesOnline(ops);
+		await until(
+			async () =>
+				(
+					await callTool<{
+						machines: { name: string; usage: { windows: unknown[] }[] }[];
+					}>(ops, "t3_usage", { machine: "c" })
+				).data.machines[0]?.usage[0]?.windows.length === 1,
+			10_000,
+			"c's usage",
+		);
+	});
+	afterAll(async () => {
+		await ops?.close();
+		await stack?.stop();
+		await receiver?.stop();
+		clock.stop();
+	});
+
+	test("a third pattern dispatch is held, listed as held; another is withdrawn; the held one starts on a after a's run ends", async () => {
+		const first = await dispatch();
+		const second = await dispatch();
+		expect([first.data.machine, second.data.machine]).toEqual(["a", "b"]);
+		const third = await dispatch({
+			prompt: "say hello",
+			title: "held one",
+		});
+		expect(third.isError).toBe(false);
+		expect(third.data).toMatchObject({
+			machine: null,
+			project: { id: null, title: "demo", path: null },
+			run_id: null,
+			run_status: "held",
+			delivered_as: "held",
+			placement: null,
+			held: { position: 1, reason: "machine_cap", not_before: null },
+		});
+		expect(third.data.thread_id).toBeString();
+		expect(third.data.held?.detail).toContain("c: usage_limit");
+		const fourth = await dispatch({ prompt: "say hello" });
+		expect(fourth.data.held?.position).toBe(2);
+
+		const listed = await callTool<{
+			threads: { thread_id: string; state: string; held: Held | null }[];
+		}>(ops, "t3_threads", { state: "held" });
+		expect(listed.data.threads.map((t) => t.thread_id)).toEqual([
+			fourth.data.thread_id,
+			third.data.thread_id,
+		]);
+		expect(listed.data.threads.every((t) => t.state === "held")).toBe(true);
+		// A machine filter never matches a dispatch held for a pattern.
+		const onA = await callTool<{ threads: unknown[] }>(ops, "t3_threads", {
+			state: "held",
+			machine: "a",
+		});
+		expect(onA.data.threads).toEqual([]);
+		const read = await callTool<{ status: string; held: Held | null }>(
+			ops,
+			"t3_thread",
+			{ thread_id: third.data.thread_id },
+		);
+		expect(read.data).toMatchObject({ status: "held", held: { position: 1 } });
+		const usage = await callTool<{
+			held: { total: number; oldest_since: string | null };
+		}>(ops, "t3_usage", {});
+		expect(usage.data.held.total).toBe(2);
+		expect(usage.data.held.oldest_since).toBe(third.data.held?.since ?? "");
+		// Continuing a held thread is refused: it has not started.
+		const cont = await callTool(ops, "t3_dispatch", {
+			thread_id: third.data.thread_id,
+			prompt: "more",
+		});
+		expect(cont.isError).toBe(true);
+		expect(cont.text).toContain("not started yet");
+
+		// Withdraw the fourth: interrupted, and its wait says so.
+		const withdrawn = await callTool<{
+			interrupted: boolean;
+			run_id: string | null;
+		}>(ops, "t3_interrupt", { thread_id: fourth.data.thread_id });
+		expect(withdrawn.data).toMatchObject({ interrupted: true, run_id: null });
+		const waitedOut = await callTool<Waited>(ops, "t3_wait", {
+			thread_id: fourth.data.thread_id,
+		});
+		expect(waitedOut.data).toMatchObject({
+			outcome: "interrupted",
+			run_status: "withdrawn",
+		});
+		const nothing = await callTool<Waited>(ops, "t3_wait", {
+			thread_id: third.data.thread_id,
+			timeout: 0,
+		});
+		expect(nothing.data).toMatchObject({
+			outcome: "timeout",
+			run_status: "held",
+		});
+
+		// a's run ends: the held one runs on a and completes.
+		const waiting = callTool<Waited>(ops, "t3_wait", {
+			thread_id: third.data.thread_id,
+			timeout: 60,
+		});
+		stack.sim("a").finishRun(first.data.thread_id);
+		const waited = await waiting;
+		expect(waited.data.outcome).toBe("completed");
+		expect(stack.sim("a").threadIds()).toContain(third.data.thread_id);
+		expect(stack.sim("b").threadIds()).not.toContain(third.data.thread_id);
+		expect(stack.sim("c").threadIds()).not.toContain(third.data.thread_id);
+		await until(
+			() =>
+				receiver.deliveries.some(
+					(d) =>
+						d.body.thread_id === third.data.thread_id &&
+						d.body.type === "thread.completed",
+				),
+			10_000,
+			"the held one's completion",
+		);
+		const mine = receiver.deliveries
+			.filter((d) => d.body.thread_id === third.data.thread_id)
+			.map((d) => d.body);
+		expect(mine.map((b) => b.type)).toEqual([
+			"thread.started",
+			"thread.completed",
+		]);
+		expect(mine[0]).toMatchObject({
+			machine: "a",
+			title: "held one",
+			client: "ops",
+			placement: { machine: "a" },
+		});
+		expect(
+			receiver.deliveries.some(
+				(d) => d.body.thread_id === fourth.data.thread_id,
+			),
+		).toBe(false);
+		stack.sim("b").finishRun(second.data.thread_id);
+	});
+
+	test("a not_before 15 s ahead holds a dispatch until then", async () => {
+		await until(
+			() => busyOn(stack.sim("a")).length + busyOn(stack.sim("b")).length === 0,
+			10_000,
+			"a and b idle",
+		);
+		const at = new Date(clock.now() + 15_000).toISOString();
+		const later = await dispatch({ prompt: "say hello", not_before: at });
+		expect(later.data).toMatchObject({
+			run_status: "held",
+			held: { reason: "not_before", not_before: at },
+		});
+		clock.advance(14_000);
+		const still = await callTool<{ held: Held | null }>(ops, "t3_thread", {
+			thread_id: later.data.thread_id,
+		});
+		expect(still.data.held?.reason).toBe("not_before");
+		expect(busyOn(stack.sim("a"))).toEqual([]);
+		clock.advance(1_000);
+		const waited = await callTool<Waited>(ops, "t3_wait", {
+			thread_id: later.data.thread_id,
+			timeout: 30,
+		});
+		expect(waited.data.outcome).toBe("completed");
+	});
+});
