@@ -8,14 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
-import type { Sim } from "../../src/sim/index.ts";
-import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
 import {
 	type Receiver,
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
+import { busyOn } from "../helpers/sim-busy.ts";
 import {
 	callTool,
 	connectClient,
@@ -51,13 +50,6 @@ interface Waited {
 	run_id: string | null;
 	run_status: string | null;
 }
-
-/** Threads a simulator runs now. */
-export const busyOn = (sim: Sim): string[] =>
-	sim.threadIds().filter((id) => {
-		const p = sim.projection(id) as { runs?: { status: string }[] } | undefined;
-		return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
-	});
 
 describe("the held bar: a and b at max_active_runs 1, c's window used up", () => {
 	let stack: Stack;

@@ -1,0 +1,9 @@
+/** Threads a simulator runs now (a run preparing, starting, running, waiting or queued). */
+import type { Sim } from "../../src/sim/index.ts";
+import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
+
+export const busyOn = (sim: Sim): string[] =>
+	sim.threadIds().filter((id) => {
+		const p = sim.projection(id) as { runs?: { status: string }[] } | undefined;
+		return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
+	});
