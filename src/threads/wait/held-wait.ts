@@ -73,7 +73,8 @@ function heldTimeout(
 		elapsed_s: elapsedS,
 		...(shape
 			? {
-					note: `Thread "${head.thread_id}" is held (position ${shape.position}, ${shape.reason}: ${shape.detail}); it starts when a machine has room.`,
+					// Not a note: a note makes a timeout final (a task would end on it).
+					progress: `Thread "${head.thread_id}" is held (position ${shape.position}, ${shape.reason}: ${shape.detail}); it starts when a machine has room.`,
 				}
 			: {}),
 	};
