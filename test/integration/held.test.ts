@@ -7,8 +7,13 @@
  * head-of-line blocking, withdrawals, not_before's bounds, idempotency and refusals.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
+import { type Sim, startSim } from "../../src/sim/index.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
+import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
 import {
 	type Receiver,
 	startReceiver,
@@ -255,5 +260,77 @@ describe("the held bar: a and b at max_active_runs 1, c's window used up", () =>
 			timeout: 30,
 		});
 		expect(waited.data.outcome).toBe("completed");
+	});
+});
+
+describe("the held bar, across a SIGKILL of the connector", () => {
+	let dir: string;
+	const sims: Sim[] = [];
+	beforeAll(async () => {
+		dir = mkdtempSync(join(tmpdir(), "t3code-mcp-held-kill-"));
+		for (let i = 0; i < 2; i++)
+			sims.push(await startSim({ stepMs: 5, coalesceMs: 5 }));
+	});
+	afterAll(async () => {
+		for (const sim of sims) await sim.stop();
+		rmSync(dir, { recursive: true, force: true });
+	});
+
+	test("a dispatch held while the connector is killed starts after the restart, only after a machine frees, on exactly one machine", async () => {
+		const [a, b] = sims as [Sim, Sim];
+		const options = {
+			dir,
+			machines: [],
+			statePath: join(dir, "state.sqlite"),
+			env: { T3_A_TOKEN: a.token, T3_B_TOKEN: b.token },
+			moreToml: ["a", "b"]
+				.map(
+					(name, i) =>
+						`[machines.${name}]\nurl = "${sims[i]?.url}"\ntoken_env = "T3_${name.toUpperCase()}_TOKEN"\nprojects = ["*"]\nmodel = "claudeAgent/claude-opus-5"\nmax_active_runs = 1\n`,
+				)
+				.join("\n"),
+		};
+		let server: ServerProcess = await startServerProcess(options);
+		let client = await connectClient(server.mcpUrl);
+		try {
+			await untilMachinesOnline(client);
+			const run = (extra: Record<string, unknown>) =>
+				callTool<Dispatched>(client, "t3_dispatch", {
+					project: "demo",
+					prompt: "long task",
+					...extra,
+				});
+			const onA = await run({ machine: "a" });
+			const onB = await run({ machine: "b" });
+			expect([onA.isError, onB.isError]).toEqual([false, false]);
+			const held = await run({ machine: "*", prompt: "say hello" });
+			expect(held.data.run_status).toBe("held");
+			const id = held.data.thread_id;
+			await server.kill("SIGKILL");
+			await client.close().catch(() => {});
+			server = await startServerProcess(options);
+			client = await connectClient(server.mcpUrl);
+			await untilMachinesOnline(client);
+			const listed = await callTool<{ threads: { thread_id: string }[] }>(
+				client,
+				"t3_threads",
+				{ state: "held" },
+			);
+			expect(listed.data.threads.map((t) => t.thread_id)).toEqual([id]);
+			expect([...a.threadIds(), ...b.threadIds()]).not.toContain(id);
+			b.finishRun(onB.data.thread_id);
+			const waited = await callTool<Waited>(client, "t3_wait", {
+				thread_id: id,
+				timeout: 30,
+			});
+			expect(waited.data.outcome).toBe("completed");
+			expect(
+				[a, b].map((s) => s.threadIds().filter((t) => t === id).length),
+			).toEqual([0, 1]);
+			a.finishRun(onA.data.thread_id);
+		} finally {
+			await client.close().catch(() => {});
+			await server.kill("SIGKILL");
+		}
 	});
 });
