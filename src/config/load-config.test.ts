@@ -68,7 +68,7 @@ describe("bad config files: the exact message", () => {
 
 	it("unknown key in [server]", async () => {
 		expect(await errorOf(`[server]\nlisten = "x"\n`)).toBe(
-			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days, console_session_hours, public_url",
+			"t3code.toml: server.listen: unknown key; expected one of host, port, state, allowed_hosts, allowed_origins, hook_url, wait_timeout_s, ping_timeout_s, log_level, audit_days, max_held, console_session_hours, public_url",
 		);
 	});
 
