@@ -14,6 +14,7 @@ import {
 	formatTable,
 	passed,
 } from "./lib/tally.ts";
+import { poolCrashDrill } from "./pool-crash.ts";
 import { restartDrill } from "./restart.ts";
 import { tokenDrill } from "./token.ts";
 import { webhookDownDrill } from "./webhook-down.ts";
@@ -26,6 +27,7 @@ const DRILLS: Record<string, (size: DrillSize) => Promise<DrillReport>> = {
 	"token-revoked": tokenDrill,
 	flapping: flappingDrill,
 	"full-disk": fullDiskDrill,
+	"pool-crash": poolCrashDrill,
 };
 
 const args = process.argv.slice(2);
