@@ -54,6 +54,10 @@ export function healthReport(services: Services) {
 			...(lastError ? { last_error: redact(lastError) } : {}),
 		},
 		hook: services.config.server.hookUrl ? "configured" : "not configured",
+		// The approvals hook's own outbox (src/approvals): its links reach people, not agents.
+		...(services.config.approvals
+			? { people_outbox: peopleOutbox(services, now) }
+			: {}),
 		...(storageError
 			? {
 					storage: {
@@ -62,6 +66,16 @@ export function healthReport(services: Services) {
 				}
 			: {}),
 	});
+}
+
+function peopleOutbox(services: Services, now: number) {
+	const stats = outboxStats(services.db, now, "people_events");
+	return {
+		pending: stats.pending,
+		oldest_pending_s: stats.oldestPendingS,
+		dead: stats.dead,
+		...(stats.lastError ? { last_error: redact(stats.lastError) } : {}),
+	};
 }
 
 export function metricsText(services: Services): string {

@@ -10,26 +10,31 @@ export interface OutboxStats {
 	lastError: string | null;
 }
 
-export function outboxStats(db: Db, now: number): OutboxStats {
+export function outboxStats(
+	db: Db,
+	now: number,
+	/** `events` (the agents' hook) or `people_events` (the approvals hook). */
+	table: "events" | "people_events" = "events",
+): OutboxStats {
 	// Each query reads only the status index or the rows that carry an error.
 	const pending = db
 		.query<{ n: number; oldest: number | null }, []>(
-			"SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM events WHERE status = 'pending'",
+			`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM ${table} WHERE status = 'pending'`,
 		)
 		.get();
 	const dead = db
 		.query<{ n: number }, []>(
-			"SELECT COUNT(*) AS n FROM events WHERE status = 'dead'",
+			`SELECT COUNT(*) AS n FROM ${table} WHERE status = 'dead'`,
 		)
 		.get();
 	const held = db
 		.query<{ n: number }, []>(
-			"SELECT COUNT(*) AS n FROM events WHERE status = 'held'",
+			`SELECT COUNT(*) AS n FROM ${table} WHERE status = 'held'`,
 		)
 		.get();
 	const last = db
 		.query<{ last_error: string }, []>(
-			"SELECT last_error FROM events WHERE last_error IS NOT NULL ORDER BY created_at DESC LIMIT 1",
+			`SELECT last_error FROM ${table} WHERE last_error IS NOT NULL ORDER BY created_at DESC LIMIT 1`,
 		)
 		.get();
 	return {

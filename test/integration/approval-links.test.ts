@@ -4,12 +4,14 @@
  * receivers (the agents' hook and the people's), and a real headless Chromium on the link page.
  * Screenshots for docs/people.md are written only with UPDATE_SCREENSHOTS=1.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "puppeteer-core";
 import type { AppConfig } from "../../src/config/types.ts";
+import { healthReport } from "../../src/http/health.ts";
 import { createMachine } from "../../src/t3/connect/machine.ts";
 import { createLogger, silentLogger } from "../../src/util/log.ts";
 import {
@@ -194,6 +196,22 @@ describe("a link on the people hook only", () => {
 		);
 		// Never routed into a conversation: no origin header on the people hook.
 		expect(delivery.headers["x-conversation-origin"]).toBeUndefined();
+	});
+
+	test("/healthz's operator view counts the people outbox apart", async () => {
+		const peopleOutbox = () =>
+			(
+				healthReport(stack.server.services) as {
+					people_outbox?: { pending: number; dead: number };
+				}
+			).people_outbox;
+		// The row is marked delivered just after the receiver answered.
+		await until(() => peopleOutbox()?.pending === 0, 5_000, "delivered");
+		expect(peopleOutbox()).toEqual({
+			pending: 0,
+			oldest_pending_s: 0,
+			dead: 0,
+		});
 	});
 
 	test("the agents' hook gets the question, and no event there carries a link", async () => {
