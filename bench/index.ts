@@ -7,6 +7,7 @@ import { relative } from "node:path";
 import { benchConsole } from "./console.ts";
 import { benchFootprint } from "./footprint.ts";
 import { benchHealthz } from "./healthz.ts";
+import { benchHeld } from "./held.ts";
 import { config } from "./lib/config.ts";
 import { resultsText } from "./lib/results-file.ts";
 import { ensureBinary, ROOT } from "./lib/server.ts";
@@ -33,6 +34,7 @@ const BENCHES: [string, Bench][] = [
 	["load", benchLoad],
 	["threads", benchThreads],
 	["placement", benchPlacement],
+	["held", benchHeld],
 	["console", benchConsole],
 ];
 const OPT_IN: [string, Bench][] = [["scale", benchScale]];

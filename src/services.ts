@@ -195,13 +195,13 @@ export function createServices(
 		shutdown: shutdown.signal,
 		slots: createRunSlots(fleetShells(fleet), () => clock.now()),
 	};
-	/** A client as configured now (a reload replaces them); the open caller without clients. */
+	/**
+	 * A client as configured now (a reload replaces them); `default` without a table of its own
+	 * is the open caller (no clients, or stdio without T3CODE_MCP_CLIENT).
+	 */
 	const clientNamed = (name: string): ClientConfig | undefined =>
-		config.clients.length > 0
-			? config.clients.find((c) => c.name === name)
-			: name === DEFAULT_CLIENT
-				? OPEN_CALLER
-				: undefined;
+		config.clients.find((c) => c.name === name) ??
+		(name === DEFAULT_CLIENT ? OPEN_CALLER : undefined);
 	let emitHeld: ReturnType<typeof heldEvents> | undefined;
 	const holding = createHolding({
 		db,

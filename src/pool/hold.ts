@@ -74,19 +74,34 @@ export function createHolding(deps: HoldingDeps) {
 		version += 1;
 		for (const l of changes) l();
 	};
+	/** Held (not starting) rows per client, and in all: counted, never walked. */
+	const heldBy = new Map<string, number>();
+	let heldTotal = 0;
+	const countHeld = (client: string, by: number) => {
+		heldBy.set(client, (heldBy.get(client) ?? 0) + by);
+		heldTotal += by;
+	};
+	for (const head of open.values())
+		if (head.status === "held") countHeld(head.client, 1);
+	/** Details repeat (the same machines full for every row): one string each, shared. */
+	const details = new Map<string, string>();
+	const intern = (detail: string) => {
+		const kept = details.get(detail);
+		if (kept !== undefined) return kept;
+		if (details.size >= 256) details.clear();
+		details.set(detail, detail);
+		return detail;
+	};
 	const ended = (threadId: string, end: HeldEnd) => {
+		const head = open.get(threadId);
+		if (head?.status === "held") countHeld(head.client, -1);
 		open.delete(threadId);
 		why.delete(threadId);
 		changed();
 		for (const l of listeners) l(threadId, end);
 	};
-	const heldCount = (client?: string) => {
-		let n = 0;
-		for (const h of open.values())
-			if (h.status === "held" && (client === undefined || h.client === client))
-				n++;
-		return n;
-	};
+	const heldCount = (client?: string) =>
+		client === undefined ? heldTotal : (heldBy.get(client) ?? 0);
 
 	const holding = {
 		/** Open heads (held and starting), oldest first. */
@@ -127,13 +142,15 @@ export function createHolding(deps: HoldingDeps) {
 				ended_at: null,
 			};
 			open.set(head.thread_id, head);
-			why.set(head.thread_id, { reason, detail });
+			countHeld(head.client, 1);
+			why.set(head.thread_id, { reason, detail: intern(detail) });
 			changed();
 			return head;
 		},
 		/** Notes why a row is still held (the drain's last look). */
 		note(threadId: string, reason: SkipReason, detail: string): void {
-			if (open.has(threadId)) why.set(threadId, { reason, detail });
+			if (open.has(threadId))
+				why.set(threadId, { reason, detail: intern(detail) });
 		},
 		/** The `held` object a tool shows for an open row. */
 		shape(head: HeldHead): HeldShape {
@@ -164,6 +181,7 @@ export function createHolding(deps: HoldingDeps) {
 			const head = open.get(threadId);
 			if (head?.status !== "held") return false;
 			if (!store.starting(threadId, machine, commandId)) return false;
+			countHeld(head.client, -1);
 			head.status = "starting";
 			head.placed_machine = machine;
 			head.command_id = commandId;
@@ -180,6 +198,7 @@ export function createHolding(deps: HoldingDeps) {
 				)
 				.run({ id: threadId });
 			head.status = "held";
+			countHeld(head.client, 1);
 			head.placed_machine = null;
 			head.command_id = null;
 			changed();
