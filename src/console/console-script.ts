@@ -87,12 +87,14 @@ const redraw = async () => {
 		if (fresh && main && !busy()) {
 			// What the last action said stays until the person leaves the page.
 			const said = main.querySelector(".notice[role=status]");
-			if (said && !fresh.querySelector(".notice[role=status]")) {
-				const h1 = fresh.querySelector("h1");
-				if (h1) h1.after(said);
-				else fresh.prepend(said);
+			const next = document.adoptNode(fresh);
+			if (said && !next.querySelector(".notice[role=status]")) {
+				const copy = said.cloneNode(true);
+				const h1 = next.querySelector("h1");
+				if (h1) h1.after(copy);
+				else next.prepend(copy);
 			}
-			main.replaceWith(document.adoptNode(fresh));
+			main.replaceWith(next);
 			state.redraws += 1;
 		}
 	} catch {
@@ -122,7 +124,10 @@ const onRow = (d) => {
 	state.rows += 1;
 };
 const connect = () => {
-	const es = new EventSource(source);
+	// When the page's data was read (the server's clock): changes since then come as a redraw.
+	const main = document.getElementById("main");
+	const since = main ? main.getAttribute("data-since") : null;
+	const es = new EventSource(source + (since ? "?since=" + encodeURIComponent(since) : ""));
 	es.onopen = () => {
 		state.state = "open";
 	};

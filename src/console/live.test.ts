@@ -108,6 +108,20 @@ describe("the console's live stream", () => {
 		live.stop();
 	});
 
+	it("a stream opened after a change its page missed starts with a redraw", async () => {
+		const { live, session, change } = setUp(16);
+		const before = Date.now() - 1;
+		change(shell("changed before the stream"));
+		const late = readerOf(live.open(session, undefined, before));
+		expect(await read(late)).toBe("retry: 2000\n\n");
+		expect(await read(late)).toBe("event: redraw\ndata: {}\n\n");
+		const fresh = readerOf(live.open(session, undefined, Date.now() + 1));
+		expect(await read(fresh)).toBe("retry: 2000\n\n");
+		change(shell("changed after"));
+		expect((await read(fresh)).startsWith("event: row\n")).toBe(true);
+		live.stop();
+	});
+
 	it("drops a stream that falls behind its buffer, and nobody else waits", async () => {
 		const { live, session, change } = setUp(4);
 		const lagging = live.open(session);

@@ -27,8 +27,11 @@ interface Stream {
 }
 
 export interface Live {
-	/** The SSE response of a session's new stream. */
-	open(session: Session, signal?: AbortSignal): Response;
+	/**
+	 * The SSE response of a session's new stream. `since`: when its page's data was read; a
+	 * change after it (before the stream opened) makes the stream's first message a redraw.
+	 */
+	open(session: Session, signal?: AbortSignal, since?: number): Response;
 	/** Closes the streams of sessions for which `ended` says so. */
 	closeWhere(ended: (session: Session) => boolean): void;
 	/** Open streams (tests, bench). */
@@ -49,6 +52,8 @@ export function createLive(
 	const maxQueued = options.maxQueued ?? MAX_QUEUED;
 	const streams = new Set<Stream>();
 	let droppedCount = 0;
+	/** When the last change of a thread or machine was seen (epoch ms, the services' clock). */
+	let lastChange = Number.NEGATIVE_INFINITY;
 	let detach: (() => void) | undefined;
 	let heartbeat: ReturnType<typeof setInterval> | undefined;
 
@@ -86,8 +91,10 @@ export function createLive(
 	};
 
 	const onChange = (entry: FleetMachine, change: ShellChange) => {
-		if (streams.size === 0) return;
 		const now = services.threadDeps.now();
+		if (change.kind !== "synchronized" && change.kind !== "config")
+			lastChange = now;
+		if (streams.size === 0) return;
 		// One rendering per client: streams of the same client see the same row.
 		const made = new Map<string, Uint8Array | null>();
 		for (const stream of [...streams]) {
@@ -163,7 +170,7 @@ export function createLive(
 	};
 
 	return {
-		open(session, signal) {
+		open(session, signal, since) {
 			let stream: Stream | undefined;
 			const body = new ReadableStream<Uint8Array>(
 				{
@@ -171,6 +178,9 @@ export function createLive(
 						stream = { session, controller, closed: false };
 						streams.add(stream);
 						controller.enqueue(encoder.encode("retry: 2000\n\n"));
+						// Changed between the page's read and this stream: the page redraws.
+						if (since !== undefined && lastChange >= since)
+							controller.enqueue(frame("redraw", {}));
 						heartbeat ??= setInterval(() => {
 							for (const s of [...streams]) {
 								if (!clientOf(s)) close(s);

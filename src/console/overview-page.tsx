@@ -57,11 +57,17 @@ export function overviewPage(props: {
 	data: Overview;
 	now: number;
 	paged: boolean;
+	since: number;
 	notice?: Notice | undefined;
 }): string {
 	const { data, now, viewer } = props;
 	return html(
-		<Layout title="Console · t3code-mcp" viewer={viewer} live="/console/events">
+		<Layout
+			title="Console · t3code-mcp"
+			viewer={viewer}
+			live="/console/events"
+			since={props.since}
+		>
 			{props.notice && (
 				<p class={`notice ${props.notice.tone}`} role="status">
 					{props.notice.text}

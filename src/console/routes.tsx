@@ -255,6 +255,7 @@ export function mountConsole<E extends Env>(
 	});
 
 	app.get("/console", async (c) => {
+		const since = now();
 		const session = sessionOf(c);
 		if (!session) return toSignIn(c);
 		const { client } = session;
@@ -277,18 +278,29 @@ export function mountConsole<E extends Env>(
 				data,
 				now: now(),
 				paged: after !== undefined,
+				since,
 				notice,
 			}),
 		);
 	});
 
 	app.get("/console/events", (c) => {
-		const session = sessionOf(c);
+		// Never a new session here: a stream belongs to a page that has one.
+		const session = sessions().find(
+			getCookie(c, SESSION_COOKIE),
+			services.config,
+		);
 		if (!session) return c.text("signed out\n", 401);
-		return live.open(session, c.req.raw.signal);
+		const since = Number(c.req.query("since"));
+		return live.open(
+			session,
+			c.req.raw.signal,
+			Number.isFinite(since) ? since : undefined,
+		);
 	});
 
 	app.get("/console/threads/:id", async (c) => {
+		const since = now();
 		const session = sessionOf(c);
 		if (!session) return toSignIn(c);
 		const { client } = session;
@@ -319,6 +331,7 @@ export function mountConsole<E extends Env>(
 				diff,
 				allowed,
 				now: now(),
+				since,
 				notice: noticeFor(c, session),
 			}),
 		);

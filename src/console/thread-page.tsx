@@ -121,6 +121,7 @@ export function threadPage(props: {
 	diff: { files: DiffFile[]; note: string | null };
 	allowed: Allowed;
 	now: number;
+	since: number;
 	notice?: Notice | undefined;
 }): string {
 	const { view, viewer, allowed } = props;
@@ -135,6 +136,7 @@ export function threadPage(props: {
 			title={`${view.title || "Thread"} · t3code-mcp console`}
 			viewer={viewer}
 			live="/console/events"
+			since={props.since}
 		>
 			<p class="crumbs">
 				<a href="/console">← Console</a>

@@ -58,6 +58,8 @@ export const Layout = (props: {
 	title: string;
 	viewer: Viewer | null;
 	live?: string;
+	/** When the data shown was read (epoch ms): the live stream redraws if anything changed since. */
+	since?: number;
 	children: Child;
 }) => (
 	<html lang="en">
@@ -92,7 +94,9 @@ export const Layout = (props: {
 					</span>
 				)}
 			</header>
-			<main id="main">{props.children}</main>
+			<main id="main" data-since={props.since}>
+				{props.children}
+			</main>
 		</body>
 	</html>
 );
