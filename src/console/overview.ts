@@ -22,7 +22,7 @@ import { type ConsoleRow, rowOfListed } from "./rows.ts";
 
 export const PAGE_SIZE = 50;
 /** Threads needing a person or running, shown at most (each list is newest first). */
-export const SECTION_MAX = 200;
+export const SECTION_MAX = 100;
 const WEEK_MS = 7 * 86_400_000;
 
 export interface MachineRow {
