@@ -6,12 +6,6 @@
  * its client is removed or its token changes (checked at every use against the config as it is
  * now); it acts as its client as that client is now.
  */
-import {
-	createHash,
-	createHmac,
-	randomBytes,
-	timingSafeEqual,
-} from "node:crypto";
 import { OPEN_CALLER } from "../config/clients.ts";
 import type { AppConfig, ClientConfig } from "../config/types.ts";
 import { knownCallers } from "../rights/callers.ts";
@@ -30,11 +24,12 @@ export interface Session {
 	expiresAt: number;
 }
 
+// Bun's hashers, not node:crypto: its JS layer costs memory and start-up (events/signature.ts).
 const hmac = (key: string, text: string) =>
-	createHmac("sha256", key).update(text).digest("base64url");
+	new Bun.CryptoHasher("sha256", key).update(text).digest("base64url");
 
 export const sessionHash = (id: string): string =>
-	createHash("sha256").update(id).digest("hex");
+	new Bun.CryptoHasher("sha256").update(id).digest("hex");
 
 const tokenCheck = (id: string, client: ClientConfig) =>
 	hmac(id, `token\u0000${client.name}\u0000${client.token ?? ""}`);
@@ -44,9 +39,10 @@ export const csrfOf = (id: string): string => hmac(id, "csrf");
 
 /** Whether two strings are equal, in time independent of where they differ. */
 export function sameText(a: string, b: string): boolean {
-	const x = Buffer.from(a);
-	const y = Buffer.from(b);
-	return x.length === y.length && timingSafeEqual(x, y);
+	if (a.length !== b.length) return false;
+	let diff = 0;
+	for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+	return diff === 0;
 }
 
 /** The client a session's name stands for now: a configured client, else the open caller. */
@@ -78,7 +74,9 @@ export function createSessionStore(db: Db, now: () => number) {
 	return {
 		/** A new session for the client; returns its raw id (for the cookie only). */
 		create(client: ClientConfig, hours: number): Session {
-			const id = randomBytes(32).toString("base64url");
+			const id = Buffer.from(
+				crypto.getRandomValues(new Uint8Array(32)),
+			).toString("base64url");
 			const at = now();
 			if (at - prunedAt > 60_000) {
 				prunedAt = at;
