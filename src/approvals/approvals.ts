@@ -6,7 +6,6 @@
  * once. The config is read at each use: a reload that changes `[approvals]` kills the links.
  */
 import type { ApprovalsConfig } from "../config/types.ts";
-import { eventId } from "../events/event.ts";
 import type { FleetMachine } from "../fleet/fleet.ts";
 import { servicesForClient } from "../rights/for-client.ts";
 import type { Services } from "../services.ts";
@@ -14,11 +13,11 @@ import { pendingQuestion } from "../t3/derive/derive.ts";
 import { questionKind, snakeDecision } from "../t3/derive/request-kinds.ts";
 import type { PendingRuntimeRequest, ThreadShell } from "../t3/model.ts";
 import { answer } from "../threads/control/answer.ts";
-import { projectRef } from "../threads/shapes.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
-import { maskCredentials, maskSecrets } from "../util/redact.ts";
+import { maskCredentials } from "../util/redact.ts";
 import { type AnsweredBy, answeredBy } from "./answer-notes.ts";
 import { createLinkStore, type LinkRow, type LinkStore } from "./link-store.ts";
+import { linkView, requestedEvent, settledEvent } from "./people-events.ts";
 import { createPeopleHook, type PeopleHook } from "./people-hook.ts";
 import {
 	linkUrl,
@@ -212,24 +211,7 @@ export function createApprovals(
 		store().settle(link.thread_id, link.request_id, how, clock.now());
 		if (how.decision !== null)
 			store().noteDecision(link.thread_id, link.request_id, how.decision);
-		const id = eventId();
-		currentHook()?.emit({
-			id,
-			thread_id: link.thread_id,
-			dedupe_key: `settled:${link.request_id}`,
-			type: "approval.settled",
-			origin: null,
-			body: {
-				id,
-				type: "approval.settled",
-				occurred_at: new Date(clock.now()).toISOString(),
-				thread_id: link.thread_id,
-				request_id: link.request_id,
-				decision: how.decision,
-				client: how.client,
-				via: how.via,
-			},
-		});
+		currentHook()?.emit(settledEvent(link, how, clock.now()));
 	};
 
 	/** Settles the thread's links whose request is no longer the pending one. */
@@ -277,25 +259,13 @@ export function createApprovals(
 		const now = clock.now();
 		const expires = now + approvals.linkTtlS * 1000;
 		const record = services.threadDeps.threads.get(shell.id);
-		const project = projectRef(located.project);
-		const view = {
-			machine: entry.config.name,
-			project: {
-				id: project.id,
-				title: maskSecrets(project.title),
-				path: project.path === null ? null : maskSecrets(project.path),
-			},
-			title: maskSecrets(shell.title),
-			prompt: maskSecrets(question.prompt),
-			request_kind: question.request_kind,
-			decisions: offered.map((d) => ({
-				decision: d.decision,
-				label: maskSecrets(d.label),
-				warning: d.warning === null ? null : maskSecrets(d.warning),
-			})),
-			app_name: question.app_name,
-		};
-		const id = eventId();
+		const view = linkView(
+			entry.config.name,
+			located.project,
+			shell,
+			question,
+			offered,
+		);
 		const made = services.db.transaction(() => {
 			const inserted = store().insert({
 				hash: tokenHash(token),
@@ -308,32 +278,17 @@ export function createApprovals(
 				expires,
 			});
 			if (!inserted) return false;
-			currentHook()?.emit({
-				id,
-				thread_id: shell.id,
-				dedupe_key: `requested:${request.id}`,
-				type: "approval.requested",
-				// No X-Conversation-Origin: this event must never be routed to the agent's conversation.
-				origin: null,
-				body: {
-					id,
-					type: "approval.requested",
-					occurred_at: request.createdAt ?? new Date(now).toISOString(),
-					expires_at: new Date(expires).toISOString(),
-					machine: entry.config.name,
-					thread_id: shell.id,
-					project: view.project,
-					title: view.title,
-					client: record?.client ?? null,
-					origin: record?.origin ?? null,
-					question: {
-						request_id: request.id,
-						prompt: view.prompt,
-						decisions: view.decisions,
-					},
-					approval_url: linkUrl(publicUrl, token),
-				},
-			});
+			currentHook()?.emit(
+				requestedEvent({
+					view,
+					threadId: shell.id,
+					request,
+					record,
+					now,
+					expires,
+					url: linkUrl(publicUrl, token),
+				}),
+			);
 			return true;
 		})();
 		if (made) track(shell.id, request.id);
