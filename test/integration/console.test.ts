@@ -355,9 +355,10 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 	});
 
 	/** A page of its own browser context (its own cookies), signed in with `token`. */
-	async function signedIn(token: string): Promise<Page> {
+	async function signedIn(token: string, javaScript = true): Promise<Page> {
 		const context = await browser.createBrowserContext();
 		const page = await context.newPage();
+		await page.setJavaScriptEnabled(javaScript);
 		page.on("dialog", async (dialog) => {
 			dialogs.push(dialog.message());
 			await dialog.dismiss();
@@ -617,6 +618,36 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 				result: "ok",
 			}),
 		);
+	});
+
+	test("without JavaScript: sign-in, the lists by reload, and a decision by the form", async () => {
+		const page = await signedIn(TOKENS.boss, false);
+		const threadId = await dispatch("run a command", "Decide without scripts");
+		await until(
+			async () => (await pendingKind(threadId)) === "approval",
+			10_000,
+			"the approval",
+		);
+		await page.reload({ waitUntil: "load" });
+		expect(
+			await page.$$(`ul[data-section=attention] [data-thread="${threadId}"]`),
+		).toHaveLength(1);
+		await page.goto(`${base}/console/threads/${threadId}`, {
+			waitUntil: "load",
+		});
+		await Promise.all([
+			page.waitForNavigation({ waitUntil: "load" }),
+			page.click("button[name=decision][value=decline]"),
+		]);
+		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
+			"Sent: decline",
+		);
+		await until(
+			async () => (await pendingKind(threadId)) === null,
+			10_000,
+			"the approval answered",
+		);
+		await page.browserContext().close();
 	});
 
 	test("sign-out ends the session", async () => {
