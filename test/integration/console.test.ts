@@ -35,6 +35,7 @@ const TOKENS = {
 	boss: "boss-token-0123456789abc",
 	watcher: "watcher-token-012345678",
 	ops: "ops-token-0123456789abcdef",
+	outsider: "outsider-token-0123456789",
 };
 const XSS_TITLE = "<img src=x onerror=alert(1)>";
 const chromium = chromiumPath();
@@ -56,6 +57,10 @@ beforeAll(async () => {
 				approve: false,
 			}),
 			testClient("ops", TOKENS.ops),
+			testClient("outsider", TOKENS.outsider, {
+				access: "read-only",
+				machines: ["elsewhere-*"],
+			}),
 		],
 	});
 	base = new URL(stack.server.mcpUrl).origin;
@@ -259,6 +264,52 @@ describe("without a browser", () => {
 			await setAccess("full-access");
 		}
 		expect(await page()).toContain('id="h-outbox"');
+	});
+
+	test("a client's reach is the console's: no machine, no thread, no live row outside it", async () => {
+		const outsider = await cookieOf(TOKENS.outsider);
+		const boss = await cookieOf(TOKENS.boss);
+		const stream = async (cookie: string) => {
+			const response = await fetch(`${base}/console/events`, {
+				headers: { cookie },
+			});
+			const got: string[] = [];
+			const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+			const decoder = new TextDecoder();
+			void (async () => {
+				for (;;) {
+					const { value, done } = await reader.read();
+					if (done) break;
+					got.push(decoder.decode(value));
+				}
+			})().catch(() => {});
+			return { got, close: () => reader.cancel() };
+		};
+		const outside = await stream(outsider);
+		const inside = await stream(boss);
+		try {
+			const threadId = await dispatch("say hello", "Out of reach");
+			await until(
+				() => inside.got.join("").includes(threadId),
+				10_000,
+				"the row on the boss's stream",
+			);
+			// Both streams are fed in the same pass: the outsider's would have it by now.
+			expect(outside.got.join("")).not.toContain(threadId);
+			const page = await (
+				await fetch(`${base}/console`, { headers: { cookie: outsider } })
+			).text();
+			expect(page).not.toContain(threadId);
+			expect(page).not.toContain('data-machine="demo"');
+			const thread = await fetch(`${base}/console/threads/${threadId}`, {
+				headers: { cookie: outsider },
+			});
+			expect(thread.status).toBe(404);
+			expect(await thread.text()).not.toContain("Out of reach");
+		} finally {
+			await outside.close();
+			await inside.close();
+		}
 	});
 
 	test("a POST from a foreign Origin is 403", async () => {
