@@ -145,6 +145,11 @@ const connect = () => {
 		const d = JSON.parse(e.data);
 		const old = find("data-machine", d.name);
 		if (old) old.replaceWith(element(d.html));
+		else {
+			// A large fleet lists only the machines that need a look: this one may now.
+			const list = document.querySelector('ul[data-section="machines"]');
+			if (list && list.dataset.all === "no") redrawSoon();
+		}
 		state.rows += 1;
 	});
 	es.addEventListener("redraw", () => redrawSoon());

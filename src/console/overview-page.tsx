@@ -4,7 +4,7 @@
  * script can move a changed row where it now belongs.
  */
 import type { Notice } from "./notices.ts";
-import type { Overview } from "./overview.ts";
+import type { MachineRow, Overview } from "./overview.ts";
 import type { ConsoleRow } from "./rows.ts";
 import {
 	html,
@@ -52,6 +52,80 @@ const Section = (props: {
 	</section>
 );
 
+/** Machines listed one by one up to this many; past it, only those that need a look. */
+export const MACHINES_LISTED = 12;
+
+/** A machine a person should see on the overview: not online, or its token soon expiring. */
+const needsLook = (m: MachineRow) => m.state !== "online" || m.token_warning;
+
+/**
+ * The machines: every one in a small fleet; in a large one, those that need a look and one
+ * line for the rest, linking to the full list (a person scrolls past 500 rows to nothing).
+ */
+const Machines = (props: { machines: MachineRow[]; now: number }) => {
+	const { machines, now } = props;
+	const all = machines.length <= MACHINES_LISTED;
+	const shown = all ? machines : machines.filter(needsLook);
+	const rest = all ? [] : machines.filter((m) => !needsLook(m));
+	const runs = rest.reduce((n, m) => n + m.runs, 0);
+	return (
+		<section class="section" aria-labelledby="h-machines">
+			<h2 id="h-machines">
+				Machines <span class="count">{machines.length}</span>
+			</h2>
+			<ul class="rows" data-section="machines" data-all={all ? "yes" : "no"}>
+				{machines.length === 0 && (
+					<li class="empty">No machine within this client's reach.</li>
+				)}
+				{shown.map((m) => (
+					<MachineItem machine={m} now={now} />
+				))}
+				{rest.length > 0 && (
+					<li class="row summary">
+						<a class="title" href="/console/machines">
+							{rest.length} {shown.length > 0 ? "more " : ""}online
+						</a>
+						<span class="meta">
+							<span>
+								{runs} run{runs === 1 ? "" : "s"} going
+							</span>
+						</span>
+					</li>
+				)}
+			</ul>
+		</section>
+	);
+};
+
+/** `/console/machines`: every machine within the client's reach. */
+export function machinesPage(props: {
+	viewer: Viewer;
+	machines: MachineRow[];
+	now: number;
+	since: number;
+}): string {
+	return html(
+		<Layout
+			title="Machines · t3code-mcp console"
+			viewer={props.viewer}
+			live="/console/events"
+			since={props.since}
+		>
+			<p class="crumbs">
+				<a href="/console">← Console</a>
+			</p>
+			<h1>Machines</h1>
+			<ul class="rows" data-section="machines" data-all="yes">
+				{props.machines.length === 0 ? (
+					<li class="empty">No machine within this client's reach.</li>
+				) : (
+					props.machines.map((m) => <MachineItem machine={m} now={props.now} />)
+				)}
+			</ul>
+		</Layout>,
+	);
+}
+
 export function overviewPage(props: {
 	viewer: Viewer;
 	data: Overview;
@@ -73,16 +147,7 @@ export function overviewPage(props: {
 					{props.notice.text}
 				</p>
 			)}
-			<section class="section" aria-labelledby="h-machines">
-				<h2 id="h-machines">Machines</h2>
-				<ul class="rows" data-section="machines">
-					{data.machines.length === 0 ? (
-						<li class="empty">No machine within this client's reach.</li>
-					) : (
-						data.machines.map((m) => <MachineItem machine={m} now={now} />)
-					)}
-				</ul>
-			</section>
+			<Machines machines={data.machines} now={now} />
 			<Section
 				id="attention"
 				title="Needs a person"

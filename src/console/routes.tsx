@@ -29,8 +29,8 @@ import { CONSOLE_CSS } from "./console-css.ts";
 import { CONSOLE_SCRIPT } from "./console-script.ts";
 import { createLive } from "./live.tsx";
 import { createNotices, type Notice } from "./notices.ts";
-import { overview } from "./overview.ts";
-import { overviewPage, signInPage } from "./overview-page.tsx";
+import { machineRow, overview } from "./overview.ts";
+import { machinesPage, overviewPage, signInPage } from "./overview-page.tsx";
 import {
 	createSessionStore,
 	SESSION_COOKIE,
@@ -280,6 +280,25 @@ export function mountConsole<E extends Env>(
 				paged: after !== undefined,
 				since,
 				notice,
+			}),
+		);
+	});
+
+	app.get("/console/machines", (c) => {
+		const since = now();
+		const session = sessionOf(c);
+		if (!session) return toSignIn(c);
+		const scoped = servicesForClient(services, session.client);
+		const at = now();
+		return page(
+			c,
+			machinesPage({
+				viewer: viewerOf(session),
+				machines: scoped.fleet
+					.list()
+					.map((entry) => machineRow(scoped, entry, session.client, at)),
+				now: at,
+				since,
 			}),
 		);
 	});
