@@ -67,11 +67,19 @@ function addressOf<E extends Env>(c: Context<E>): string {
 	}
 }
 
+/** The form of a POST, read up to `MAX_FORM_BYTES` (undefined past it: never held whole). */
 async function formOf(request: Request): Promise<URLSearchParams | undefined> {
 	const length = Number(request.headers.get("content-length") ?? "0");
 	if (length > MAX_FORM_BYTES) return undefined;
-	const text = await request.text();
-	return text.length > MAX_FORM_BYTES ? undefined : new URLSearchParams(text);
+	if (!request.body) return new URLSearchParams();
+	const chunks: Uint8Array[] = [];
+	let size = 0;
+	for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+		size += chunk.byteLength;
+		if (size > MAX_FORM_BYTES) return undefined;
+		chunks.push(chunk);
+	}
+	return new URLSearchParams(new TextDecoder().decode(Buffer.concat(chunks)));
 }
 
 export function mountConsole<E extends Env>(
@@ -136,7 +144,7 @@ export function mountConsole<E extends Env>(
 	});
 
 	const toSignIn = (c: Context<E>) => {
-		deleteCookie(c, SESSION_COOKIE, { path: "/" });
+		deleteCookie(c, SESSION_COOKIE, { path: "/", secure: secure() });
 		return c.redirect("/console/sign-in", 303);
 	};
 
@@ -226,7 +234,8 @@ export function mountConsole<E extends Env>(
 			);
 		}
 		const form = await formOf(c.req.raw);
-		const token = form?.get("token")?.trim() ?? "";
+		if (!form) return c.text("form too large\n", 413);
+		const token = form.get("token")?.trim() ?? "";
 		const client = token === "" ? undefined : await callerOf(`Bearer ${token}`);
 		if (!client) {
 			limit.failed(address);

@@ -312,6 +312,14 @@ describe("without a browser", () => {
 		}
 	});
 
+	test("a form too large is 413, read no further", async () => {
+		const big = await fetch(
+			`${base}/console/sign-in`,
+			form(`token=${"x".repeat(70_000)}`),
+		);
+		expect(big.status).toBe(413);
+	});
+
 	test("a POST from a foreign Origin is 403", async () => {
 		const response = await fetch(`${base}/console/sign-in`, {
 			...form(`token=${TOKENS.boss}`),
