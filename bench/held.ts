@@ -18,9 +18,9 @@ import { servicesForClient } from "../src/rights/for-client.ts";
 import { isBusyShell } from "../src/rights/run-slots.ts";
 import type { Services } from "../src/services.ts";
 import { wallMs } from "../src/sim/runs/outcome-times.ts";
+import { interrupt } from "../src/threads/control/interrupt.ts";
 import { dispatch } from "../src/threads/dispatch/dispatch.ts";
 import { silentLogger } from "../src/util/log.ts";
-import { offsetClock } from "../test/helpers/offset-clock.ts";
 import {
 	machineConfig,
 	type Stack,
@@ -134,15 +134,14 @@ async function latency(): Promise<number[]> {
 
 /**
  * Part 2. The simulators run in a subprocess (bench/lib/sim-fleet.ts) so their CPU is not the
- * connector's; the connector runs here. Every dispatch is held with a `not_before` an hour ahead
- * (nothing starts while they are added), then the clock moves past it: the drain fills every
- * machine and goes on from run to run. A machine's idle gap is timed as the connector sees it:
- * a run's end shown on the machine's shell or thread stream → the next launch sent there.
+ * connector's; the connector runs here. Every machine is first filled with long runs (so every
+ * dispatch after that is held), then those are interrupted: the drain fills every machine and
+ * goes on from run to run. A machine's idle gap is timed as the connector sees it: a run's end
+ * shown on the machine's shell or thread stream → the next launch sent there.
  */
 async function manyHeld() {
 	const fleet = await startFleet(heldMachines, 0);
 	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-bench-held-"));
-	const clock = offsetClock();
 	let server: RunningServer | undefined;
 	try {
 		const config: AppConfig = {
@@ -156,7 +155,7 @@ async function manyHeld() {
 			clients: [BENCH_CLIENT],
 			approvals: null,
 		};
-		server = await startServer(config, { log: silentLogger, clock });
+		server = await startServer(config, { log: silentLogger });
 		const services = server.services;
 		await until(
 			() =>
@@ -168,19 +167,30 @@ async function manyHeld() {
 		);
 		const holding = services.holding;
 		const tap = tapLaunches(services);
-		const ahead = () => new Date(clock.now() + 3_600_000).toISOString();
+		const deps = servicesForClient(services, BENCH_CLIENT).threadDeps;
+		const busy: string[] = [];
+		for (const entry of services.fleet.list())
+			for (let i = 0; i < 2; i++)
+				busy.push(
+					(
+						await dispatch(
+							deps,
+							{
+								machine: entry.config.name,
+								project: "demo",
+								prompt: "long task",
+								watch: false,
+							},
+							null,
+						)
+					).thread_id,
+				);
 		const hold = async (n: number) => {
 			const ids: string[] = [];
 			for (let i = 0; i < n; i++) {
 				const d = await dispatch(
-					servicesForClient(services, BENCH_CLIENT).threadDeps,
-					{
-						machine: "*",
-						project: "demo",
-						prompt: "say hello",
-						watch: false,
-						not_before: ahead(),
-					},
+					deps,
+					{ machine: "*", project: "demo", prompt: "say hello", watch: false },
 					null,
 				);
 				if (d.run_status !== "held")
@@ -221,7 +231,7 @@ async function manyHeld() {
 			last = now;
 		}, 10);
 		const from = wallMs();
-		clock.advance(3_700_000);
+		await Promise.all(busy.map((id) => interrupt(deps, id).catch(() => null)));
 		await Bun.sleep(drainS * 1000);
 		const to = wallMs();
 		clearInterval(lagTimer);
@@ -245,7 +255,6 @@ async function manyHeld() {
 		};
 	} finally {
 		await server?.stop();
-		clock.stop();
 		await fleet.stop();
 		rmSync(dir, { recursive: true, force: true });
 	}

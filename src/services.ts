@@ -203,6 +203,7 @@ export function createServices(
 		config.clients.find((c) => c.name === name) ??
 		(name === DEFAULT_CLIENT ? OPEN_CALLER : undefined);
 	let emitHeld: ReturnType<typeof heldEvents> | undefined;
+	let groupCommit: (<T>(write: () => T) => Promise<T>) | undefined;
 	const holding = createHolding({
 		db,
 		store: createHeldStore(db),
@@ -213,6 +214,7 @@ export function createServices(
 			client: (name) => clientNamed(name)?.maxHeld ?? DEFAULT_CLIENT_MAX_HELD,
 		}),
 		onStarted: (head, info) => emitHeld?.started(head, info),
+		commit: () => groupCommit,
 		onNeverStarted: (head, error, watched) =>
 			emitHeld?.neverStarted(head, error, watched),
 	});
@@ -238,6 +240,12 @@ export function createServices(
 		pollIntervalMs: options.taskPollIntervalMs,
 		maxTasks: options.maxTasks,
 	});
+	// A start's mark carries its thread.started event: delivered once on disk.
+	groupCommit = async (write) => {
+		const value = await events.commits.run(write);
+		events.delivery.wake();
+		return value;
+	};
 	emitHeld = heldEvents({
 		outbox: events.outbox,
 		threads: threadDeps.threads,
@@ -252,6 +260,7 @@ export function createServices(
 				: undefined;
 		},
 		faults: options.heldFaults,
+		commit: (write) => events.commits.run(write),
 	});
 	const drain = createDrain({
 		holding,

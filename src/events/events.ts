@@ -11,7 +11,11 @@ import type { Fleet } from "../fleet/fleet.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { DispatchStore } from "../store/dispatches.ts";
-import { createGroupCommit, walSync } from "../store/group-commit.ts";
+import {
+	createGroupCommit,
+	type GroupCommit,
+	walSync,
+} from "../store/group-commit.ts";
 import { createMachineAlertStore } from "../store/machine-alerts.ts";
 import { createOutbox, type Outbox } from "../store/outbox.ts";
 import type { ThreadStore } from "../store/threads.ts";
@@ -37,6 +41,8 @@ export interface Events {
 	replayDead(): number;
 	/** Holds the waiting events of hidden threads and releases those allowed again. */
 	reconcile(): void;
+	/** The state file's group commit (one batch per turn, synced off the event loop). */
+	commits: GroupCommit;
 }
 
 export interface EventsDeps {
@@ -152,5 +158,6 @@ export function createEvents(deps: EventsDeps): Events {
 			return count;
 		},
 		reconcile,
+		commits,
 	};
 }

@@ -116,10 +116,15 @@ export function createDrain(deps: DrainDeps) {
 			if (done) follow(id, done);
 		}
 		const blocked = new Set<string>();
+		/** Clients at their own cap: none of their rows can start in this pass. */
+		const capped = new Set<string>();
 		const all = fleet.names();
+		// Done when every machine the pass is about has no room for anyone (a client's trigger is
+		// about every machine: its cap freed).
 		const done = () =>
-			forClients.size === 0 &&
-			(only ? [...only] : all).every((m) => blocked.has(m));
+			(forClients.size === 0 && only ? [...only] : all).every((m) =>
+				blocked.has(m),
+			);
 		for (const head of holding.open()) {
 			if (head.status !== "held") continue;
 			if (head.not_before !== null && head.not_before > now) {
@@ -134,6 +139,7 @@ export function createDrain(deps: DrainDeps) {
 				!candidates.some((m) => only.has(m))
 			)
 				continue;
+			if (capped.has(head.client)) continue;
 			if (candidates.length > 0 && candidates.every((m) => blocked.has(m)))
 				continue;
 			const tried = deps.tryStart(head);
@@ -155,6 +161,14 @@ export function createDrain(deps: DrainDeps) {
 					);
 				for (const s of tried.skipped)
 					if (MACHINE_WIDE.has(s.reason)) blocked.add(s.machine);
+				// Its client at its own cap: every machine that had room refused it for that.
+				if (
+					tried.skipped.some((s) => s.reason === "client_cap") &&
+					tried.skipped.every(
+						(s) => s.reason === "client_cap" || blocked.has(s.machine),
+					)
+				)
+					capped.add(head.client);
 				if (done()) break;
 			}
 		}

@@ -42,6 +42,12 @@ export interface HoldingDeps {
 	maxHeld(): { server: number; client(name: string): number };
 	/** Inside the transaction that marks it started (its `thread.started` event). */
 	onStarted?(head: HeldHead, started: StartedInfo): void;
+	/**
+	 * The state file's group commit: a start's mark (and its event) is written through it, off
+	 * the event loop's fsync (a mark lost in a crash only replays the launch, which T3 answers
+	 * with the same thread). Without it (tests), a transaction of its own.
+	 */
+	commit?(): (<T>(write: () => T) => Promise<T>) | undefined;
 	/** Inside the transaction that marks it never started (its `thread.failed` event). */
 	onNeverStarted?(head: HeldHead, error: string, watched: boolean): void;
 }
@@ -65,6 +71,8 @@ export function createHolding(deps: HoldingDeps) {
 	/** Open rows (held or starting) by thread id, in insertion (= seq) order. */
 	const open = new Map<string, HeldHead>();
 	for (const head of store.open()) open.set(head.thread_id, head);
+	/** Rows marked started whose mark is not committed yet (read as started meanwhile). */
+	const marking = new Map<string, HeldHead>();
 	/** Why each open row is still held, as its last look found it. */
 	const why = new Map<string, { reason: SkipReason; detail: string }>();
 	const listeners = new Set<(threadId: string, end: HeldEnd) => void>();
@@ -77,12 +85,21 @@ export function createHolding(deps: HoldingDeps) {
 	/** Held (not starting) rows per client, and in all: counted, never walked. */
 	const heldBy = new Map<string, number>();
 	let heldTotal = 0;
-	const countHeld = (client: string, by: number) => {
-		heldBy.set(client, (heldBy.get(client) ?? 0) + by);
+	/** Held rows per client and `machine` as given (they share their candidates). */
+	const byKey = new Map<string, { n: number; head: HeldHead }>();
+	let lastSeq = 0;
+	const countHeld = (head: HeldHead, by: number) => {
+		heldBy.set(head.client, (heldBy.get(head.client) ?? 0) + by);
 		heldTotal += by;
+		const key = `${head.client}\u0000${head.machine}`;
+		const kept = byKey.get(key);
+		const n = (kept?.n ?? 0) + by;
+		if (n <= 0) byKey.delete(key);
+		else byKey.set(key, { n, head: kept?.head ?? head });
+		if (by > 0) lastSeq = Math.max(lastSeq, head.seq);
 	};
 	for (const head of open.values())
-		if (head.status === "held") countHeld(head.client, 1);
+		if (head.status === "held") countHeld(head, 1);
 	/** Details repeat (the same machines full for every row): one string each, shared. */
 	const details = new Map<string, string>();
 	const intern = (detail: string) => {
@@ -94,7 +111,7 @@ export function createHolding(deps: HoldingDeps) {
 	};
 	const ended = (threadId: string, end: HeldEnd) => {
 		const head = open.get(threadId);
-		if (head?.status === "held") countHeld(head.client, -1);
+		if (head?.status === "held") countHeld(head, -1);
 		open.delete(threadId);
 		why.delete(threadId);
 		changed();
@@ -108,7 +125,7 @@ export function createHolding(deps: HoldingDeps) {
 		open: (): Iterable<HeldHead> => open.values(),
 		/** A held dispatch (open, or ended and still kept), or undefined. */
 		get: (threadId: string): HeldHead | undefined =>
-			open.get(threadId) ?? store.get(threadId),
+			open.get(threadId) ?? marking.get(threadId) ?? store.get(threadId),
 		isOpen: (threadId: string) => open.has(threadId),
 		/** The machines the row could take now, by name (its client's reach as configured now). */
 		candidatesOf: (head: HeldHead) => deps.candidates(head),
@@ -142,7 +159,7 @@ export function createHolding(deps: HoldingDeps) {
 				ended_at: null,
 			};
 			open.set(head.thread_id, head);
-			countHeld(head.client, 1);
+			countHeld(head, 1);
 			why.set(head.thread_id, { reason, detail: intern(detail) });
 			changed();
 			return head;
@@ -181,7 +198,7 @@ export function createHolding(deps: HoldingDeps) {
 			const head = open.get(threadId);
 			if (head?.status !== "held") return false;
 			if (!store.starting(threadId, machine, commandId)) return false;
-			countHeld(head.client, -1);
+			countHeld(head, -1);
 			head.status = "starting";
 			head.placed_machine = machine;
 			head.command_id = commandId;
@@ -198,7 +215,7 @@ export function createHolding(deps: HoldingDeps) {
 				)
 				.run({ id: threadId });
 			head.status = "held";
-			countHeld(head.client, 1);
+			countHeld(head, 1);
 			head.placed_machine = null;
 			head.command_id = null;
 			changed();
@@ -206,6 +223,19 @@ export function createHolding(deps: HoldingDeps) {
 		/** starting → started, with its `thread.started` event, in one transaction. */
 		markStarted(threadId: string, info: StartedInfo): void {
 			const head = open.get(threadId);
+			const commit = deps.commit?.();
+			if (head && commit) {
+				// Started now for everyone here; on disk with the next batch.
+				marking.set(threadId, { ...head, status: "started" });
+				ended(threadId, "started");
+				commit(() => {
+					if (store.end(threadId, "starting", "started", now()))
+						deps.onStarted?.(head, info);
+				})
+					.catch(() => {})
+					.finally(() => marking.delete(threadId));
+				return;
+			}
 			let done = false;
 			deps.db.transaction(() => {
 				done = store.end(threadId, "starting", "started", now());
@@ -286,6 +316,14 @@ export function createHolding(deps: HoldingDeps) {
 	/** 1 + held rows created earlier that could take a machine this one can take. */
 	function positionOf(head: HeldHead): number {
 		const mine = new Set(deps.candidates(head));
+		// The newest held row (a dispatch's own answer): every other held row is earlier, counted
+		// per client and pattern instead of row by row.
+		if (head.status === "held" && head.seq === lastSeq) {
+			let n = 0;
+			for (const { n: count, head: sample } of byKey.values())
+				if (deps.candidates(sample).some((m) => mine.has(m))) n += count;
+			return n;
+		}
 		let n = 1;
 		for (const h of open.values()) {
 			if (h.seq >= head.seq) break;

@@ -53,6 +53,10 @@ export interface ThreadDeps {
 	heldStart?: {
 		threadId: string;
 		recorded(commandId: string, machine: string): void;
+		/** Writes the record through the state file's group commit (resolves once on disk). */
+		commit?<T>(write: () => T): Promise<T>;
+		/** A write nothing waits for (the run's id on the record): with the next batch. */
+		later?(write: () => void): void;
 		/** A test's fault point between the record and the send. */
 		afterRecord?(): void | Promise<void>;
 	};

@@ -27,13 +27,18 @@ export function finish(
 		...projection.thread,
 		branch: projection.thread.branch ?? requestedBranch(record),
 	});
-	if (run)
-		deps.dispatches.setRun(
-			record.command_id,
-			run.id,
-			run.status,
-			run.status === "queued",
-		);
+	if (run) {
+		const write = () =>
+			deps.dispatches.setRun(
+				record.command_id,
+				run.id,
+				run.status,
+				run.status === "queued",
+			);
+		// A held dispatch starting: no fsync of its own (a wait finds the run again anyway).
+		if (deps.heldStart?.later) deps.heldStart.later(write);
+		else write();
+	}
 	return {
 		thread_id: record.thread_id,
 		machine: entry.config.name,

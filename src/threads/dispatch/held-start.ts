@@ -40,6 +40,8 @@ export interface HeldStarterOptions {
 	/** A client's deps as it is configured now; undefined when it is gone. */
 	depsFor(client: string): ThreadDeps | undefined;
 	faults?: StartFaults;
+	/** The state file's group commit: a start's record goes through it (held-start records batch). */
+	commit?<T>(write: () => T): Promise<T>;
 }
 
 /** A withdrawal that won the race against the record: nothing was sent. */
@@ -48,6 +50,16 @@ class Withdrawn extends Error {}
 export function heldStarter(options: HeldStarterOptions) {
 	const { base, faults } = options;
 	const holding = base.holding as Holding;
+	/** Starts between their slot and their record: several at once share one group commit. */
+	let recording = 0;
+	/**
+	 * The record's write: alone, one FULL commit now (the lowest latency); with other starts
+	 * recording too (the drain filling machines), one batch for all, synced off the event loop.
+	 */
+	const commit = <T>(write: () => T): Promise<T> =>
+		recording > 1 && options.commit
+			? options.commit(write)
+			: Promise.resolve(base.db.transaction(write)());
 
 	function tryStart(head: HeldHead): StartTry {
 		const id = head.thread_id;
@@ -78,6 +90,12 @@ export function heldStarter(options: HeldStarterOptions) {
 			throw error;
 		}
 		let recorded = false;
+		recording += 1;
+		let counted = true;
+		const uncount = () => {
+			if (counted) recording -= 1;
+			counted = false;
+		};
 		const own: ThreadDeps = {
 			...deps,
 			slot: taken.slot,
@@ -98,6 +116,11 @@ export function heldStarter(options: HeldStarterOptions) {
 				...(faults?.afterRecord
 					? { afterRecord: () => faults.afterRecord?.(id) }
 					: {}),
+				commit: (write) => commit(write).finally(uncount),
+				later: (write) => {
+					if (options.commit) options.commit(write).catch(() => {});
+					else write();
+				},
 			},
 		};
 		const done = (async () => {
@@ -112,6 +135,7 @@ export function heldStarter(options: HeldStarterOptions) {
 					placement: taken.placement,
 				});
 			} catch (error) {
+				uncount();
 				taken.settle();
 				if (error instanceof Withdrawn) return;
 				if (!recorded) {
@@ -185,13 +209,17 @@ export function heldStarter(options: HeldStarterOptions) {
 				slot?.sent();
 				await faults?.afterSend?.(id);
 				const run = findRunByMessageId(result.projection, record.message_id);
-				if (run)
-					base.dispatches.setRun(
-						record.command_id,
-						run.id,
-						run.status,
-						run.status === "queued",
-					);
+				if (run) {
+					const write = () =>
+						base.dispatches.setRun(
+							record.command_id,
+							run.id,
+							run.status,
+							run.status === "queued",
+						);
+					if (options.commit) options.commit(write).catch(() => {});
+					else write();
+				}
 				const project = base.fleet.project(
 					entry,
 					result.projection.thread.projectId,

@@ -18,7 +18,11 @@ import { claimFor } from "./claim.ts";
 import type { DispatchArgs } from "./dispatch.ts";
 import { finish } from "./finish.ts";
 import { checkSelection } from "./model-catalog.ts";
-import { recordDispatch } from "./record.ts";
+import {
+	type DispatchToRecord,
+	recordDispatch,
+	recordDispatchBatched,
+} from "./record.ts";
 import { send } from "./send.ts";
 import { workspaceStrategy as strategyFor } from "./workspace.ts";
 
@@ -84,7 +88,7 @@ export async function launch(
 		initialMessage: { messageId, text: args.prompt, attachments },
 	};
 	const watched = args.watch ?? true;
-	const record = recordDispatch(deps, {
+	const toRecord: DispatchToRecord = {
 		entry,
 		threadId,
 		project,
@@ -96,7 +100,12 @@ export async function launch(
 		claim: claimFor(args, key, project.id),
 		command: input,
 		baseline: undefined,
-	});
+	};
+	// A held dispatch starting goes through the group commit (the drain starts many at once).
+	const batch = deps.heldStart?.commit;
+	const record = batch
+		? await recordDispatchBatched(deps, toRecord, batch)
+		: recordDispatch(deps, toRecord);
 	await deps.heldStart?.afterRecord?.();
 	const projection = await send(deps, entry, record, () =>
 		deps.threads.remove(threadId),
