@@ -148,6 +148,33 @@ export function overviewPage(props: {
 				</p>
 			)}
 			<Machines machines={data.machines} now={now} />
+			{data.held && data.held.length > 0 && (
+				<section class="section" aria-labelledby="h-held">
+					<h2 id="h-held">
+						Held <span class="count">{data.held.length}</span>
+					</h2>
+					<ul class="rows" data-section="held">
+						{data.held.map((h) => (
+							<li class="row held" data-thread={h.thread_id}>
+								<span>
+									#{h.position} {h.title} · {h.machine} · {h.project}
+								</span>
+								<span class="detail">
+									{h.reason}: {h.detail} (since {h.since})
+								</span>
+								<form
+									method="post"
+									action={`/console/held/${encodeURIComponent(h.thread_id)}/withdraw`}
+									class="actions"
+								>
+									<input type="hidden" name="csrf" value={viewer.csrf} />
+									<button type="submit">Withdraw</button>
+								</form>
+							</li>
+						))}
+					</ul>
+				</section>
+			)}
 			<Section
 				id="attention"
 				title="Needs a person"

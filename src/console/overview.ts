@@ -49,8 +49,23 @@ export interface OutboxView {
 	last_error: string | null;
 }
 
+/** A dispatch the server holds until a machine has room (CONTRACT.md "One pool"). */
+export interface HeldItem {
+	thread_id: string;
+	title: string;
+	/** The machine named, or the pattern it waits for. */
+	machine: string;
+	project: string;
+	position: number;
+	reason: string;
+	detail: string;
+	since: string;
+}
+
 export interface Overview {
 	machines: MachineRow[];
+	/** The client's held dispatches (absent: none), oldest first. */
+	held?: HeldItem[];
 	attention: ConsoleRow[];
 	active: ConsoleRow[];
 	/** More threads need a person, or run, than the lists show (the newest `SECTION_MAX`). */
@@ -123,6 +138,30 @@ export function machineRow(
 	};
 }
 
+/** The client's held dispatches, oldest first (its own; every one for full rights). */
+export function heldItems(scoped: Services): HeldItem[] {
+	const holding = scoped.threadDeps.holding;
+	if (!holding) return [];
+	const client = scoped.threadDeps.client;
+	const items: HeldItem[] = [];
+	for (const head of holding.open()) {
+		if (client && head.client !== client.name) continue;
+		const shape = holding.shape(head);
+		items.push({
+			thread_id: head.thread_id,
+			title: head.title,
+			machine: head.machine,
+			project: head.project,
+			position: shape.position,
+			reason: shape.reason,
+			detail: redact(shape.detail, 300),
+			since: shape.since,
+		});
+		if (items.length >= SECTION_MAX) break;
+	}
+	return items;
+}
+
 export function outboxView(services: Services, now: number): OutboxView {
 	const stats = outboxStats(services.db, now);
 	const lastError = services.events.delivery.lastError() ?? stats.lastError;
@@ -158,6 +197,7 @@ export async function overview(
 		machines: scoped.fleet
 			.list()
 			.map((entry) => machineRow(scoped, entry, client, now)),
+		held: heldItems(scoped),
 		attention: rows(attention),
 		active: rows(active),
 		more: {

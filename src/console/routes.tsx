@@ -377,6 +377,21 @@ export function mountConsole<E extends Env>(
 			return c.redirect(`/console/threads/${encodeURIComponent(id)}`, 303);
 		});
 
+	// A held dispatch withdrawn (t3_interrupt's rights and audit): back to the overview.
+	app.post("/console/held/:id/withdraw", async (c) => {
+		const posted = await postSession(c);
+		if (posted instanceof Response) return posted;
+		const { session, form } = posted;
+		const outcome = await actions.interrupt(
+			session.client,
+			c.req.param("id"),
+			form,
+		);
+		if (outcome.refused) return c.text(`${outcome.notice.text}\n`, 403);
+		notices.set(session.idHash, outcome.notice);
+		return c.redirect("/console", 303);
+	});
+
 	app.post("/console/outbox/replay", async (c) => {
 		const posted = await postSession(c);
 		if (posted instanceof Response) return posted;

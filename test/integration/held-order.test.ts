@@ -326,4 +326,51 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 		stack.sim("x").finishRun(onX.data.thread_id);
 		stack.sim("y").finishRun(onY.data.thread_id);
 	});
+
+	test("the console lists held dispatches with reason and position, and withdraws one", async () => {
+		await idle();
+		const onX = await dispatch(ops, { machine: "x" });
+		const onY = await dispatch(ops, { machine: "y" });
+		const held = await dispatch(ops, { machine: "*", title: "wait for room" });
+		expect(held.data.run_status).toBe("held");
+		const base = new URL(stack.server.mcpUrl).origin;
+		const form = (body: string, cookie = "") => ({
+			method: "POST",
+			headers: {
+				"content-type": "application/x-www-form-urlencoded",
+				...(cookie ? { cookie } : {}),
+			},
+			body,
+			redirect: "manual" as const,
+		});
+		const signIn = await fetch(
+			`${base}/console/sign-in`,
+			form(`token=${TOKENS.ops}`),
+		);
+		const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+		const page = await (
+			await fetch(`${base}/console`, { headers: { cookie } })
+		).text();
+		expect(page).toContain('data-section="held"');
+		expect(page).toContain("wait for room");
+		expect(page).toContain("#1 ");
+		expect(page).toContain("machine_cap");
+		const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+		const withdrawn = await fetch(
+			`${base}/console/held/${held.data.thread_id}/withdraw`,
+			form(`csrf=${encodeURIComponent(csrf)}`, cookie),
+		);
+		expect(withdrawn.status).toBe(303);
+		const waited = await callTool<{ outcome: string; run_status: string }>(
+			ops,
+			"t3_wait",
+			{ thread_id: held.data.thread_id },
+		);
+		expect(waited.data).toMatchObject({
+			outcome: "interrupted",
+			run_status: "withdrawn",
+		});
+		stack.sim("x").finishRun(onX.data.thread_id);
+		stack.sim("y").finishRun(onY.data.thread_id);
+	});
 });
