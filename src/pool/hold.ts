@@ -209,11 +209,7 @@ export function createHolding(deps: HoldingDeps) {
 		unmarkStarting(threadId: string): void {
 			const head = open.get(threadId);
 			if (head?.status !== "starting") return;
-			deps.db
-				.query(
-					"UPDATE held SET status = 'held', placed_machine = NULL, command_id = NULL WHERE thread_id = $id AND status = 'starting'",
-				)
-				.run({ id: threadId });
+			store.unstart(threadId);
 			head.status = "held";
 			countHeld(head, 1);
 			head.placed_machine = null;
@@ -311,6 +307,9 @@ export function createHolding(deps: HoldingDeps) {
 		},
 		status: (threadId: string): HeldStatus | undefined =>
 			holding.get(threadId)?.status,
+		/** The status the state file has (a record rolled back leaves it held). */
+		storedStatus: (threadId: string): HeldStatus | undefined =>
+			store.get(threadId)?.status,
 	};
 
 	/** 1 + held rows created earlier that could take a machine this one can take. */

@@ -89,6 +89,9 @@ export function createHeldStore(db: Db) {
 	const starting = db.query(
 		"UPDATE held SET status = 'starting', placed_machine = $machine, command_id = $command WHERE thread_id = $id AND status = 'held'",
 	);
+	const unstart = db.query(
+		"UPDATE held SET status = 'held', placed_machine = NULL, command_id = NULL WHERE thread_id = $id AND status = 'starting'",
+	);
 	const end = db.query(
 		"UPDATE held SET status = $status, error = $error, ended_at = $at, args = '{}' WHERE thread_id = $id AND status = $from",
 	);
@@ -123,6 +126,10 @@ export function createHeldStore(db: Db) {
 		/** held → starting; false when it was no longer held (withdrawn first). */
 		starting: (threadId: string, machine: string, commandId: string): boolean =>
 			starting.run({ id: threadId, machine, command: commandId }).changes === 1,
+		/** starting → held again (its launch was not recorded after all). */
+		unstart: (threadId: string) => {
+			unstart.run({ id: threadId });
+		},
 		/** Ends a row (from `from`); false when it was no longer in that status. */
 		end: (
 			threadId: string,

@@ -151,6 +151,11 @@ export function heldStarter(options: HeldStarterOptions) {
 					}
 					throw error;
 				}
+				// The record rolled back after all (nothing sent): held again.
+				if (holding.storedStatus(id) === "held") {
+					holding.unmarkStarting(id);
+					throw error;
+				}
 				// Refused for good (send.ts forgot the dispatch): it never started.
 				const commandId = holding.get(id)?.command_id;
 				if (commandId && !base.dispatches.byCommandId(commandId)) {
