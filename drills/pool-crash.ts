@@ -88,25 +88,40 @@ export async function poolCrashDrill({
 	let proc: ServerProcess | undefined;
 	const problems: string[] = [];
 	const ids = new Set<string>();
+	/** How many had started on the sims at each kill (the kills fall while they drain). */
+	const startedAtKill: number[] = [];
 	try {
 		proc = await startServerProcess(options);
 		let client = await connectClient(proc.mcpUrl, auth);
-		// Every dispatch first (keyed: a retry is the same dispatch); most are held.
-		for (let i = 0; i < total; i++) {
-			const result = await call(client, "t3_dispatch", {
-				machine: "*",
-				project: "demo",
-				prompt: `say hello ${i}`,
-				idempotency_key: `pool-crash-${i}`,
-				watch: false,
+		// Every dispatch first, 25 at a time (keyed: a retry is the same dispatch); most are held.
+		for (let from = 0; from < total; from += 25) {
+			const batch = Array.from(
+				{ length: Math.min(25, total - from) },
+				(_, k) => from + k,
+			);
+			const results = await Promise.all(
+				batch.map((i) =>
+					call(client, "t3_dispatch", {
+						machine: "*",
+						project: "demo",
+						prompt: `slow ${i}`,
+						idempotency_key: `pool-crash-${i}`,
+						watch: false,
+					}),
+				),
+			);
+			results.forEach((result, k) => {
+				if (result) ids.add(String(result.thread_id));
+				else problems.push(`dispatch ${(batch[k] as number) + 1} failed`);
 			});
-			if (result) ids.add(String(result.thread_id));
-			else problems.push(`dispatch ${i} failed`);
 		}
 		await client.close().catch(() => {});
 		// Kill at random moments while they drain.
 		for (let k = 0; k < kills; k++) {
 			await Bun.sleep(Math.floor(random() * 900));
+			startedAtKill.push(
+				sims.reduce((n, sim) => n + sim.threadIds().length, 0),
+			);
 			await proc.kill("SIGKILL");
 			proc = await startServerProcess(options);
 		}
@@ -158,7 +173,7 @@ export async function poolCrashDrill({
 		lost: lost + (total - ids.size),
 		seconds: (performance.now() - startedAt) / 1000,
 		notes: [
-			`${total} dispatches over ${names.length} machines at max_active_runs ${CAP}; ${kills} SIGKILLs (seed ${seed}; DRILL_SEED=… to replay); peak busy per machine ${[...peak].map(([n, v]) => `${n}=${v}`).join(" ")}`,
+			`${total} dispatches over ${names.length} machines at max_active_runs ${CAP}; ${kills} SIGKILLs (seed ${seed}; DRILL_SEED=… to replay) with ${startedAtKill.join(", ")} started; peak busy per machine ${[...peak].map(([n, v]) => `${n}=${v}`).join(" ")}`,
 		],
 		problems,
 	};
