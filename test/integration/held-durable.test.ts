@@ -10,6 +10,11 @@ import type { Client } from "@modelcontextprotocol/client";
 import type { AppConfig } from "../../src/config/types.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
 import {
+	type Receiver,
+	startReceiver,
+	TEST_SECRET,
+} from "../helpers/receiver.ts";
+import {
 	callTool,
 	connectClient,
 	type Stack,
@@ -251,8 +256,11 @@ describe("a client losing reach or level by a reload while held", () => {
 	let stack: Stack;
 	let r1: Client;
 	let r2: Client;
+	let receiver: Receiver;
 	beforeAll(async () => {
+		receiver = startReceiver();
 		stack = await startStack({
+			server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
 			machines: [{ name: "x", maxActiveRuns: 1 }],
 			clients: [
 				testClient("r1", TOKENS.r1, { access: "auto" }),
@@ -271,6 +279,7 @@ describe("a client losing reach or level by a reload while held", () => {
 		await r1?.close();
 		await r2?.close();
 		await stack?.stop();
+		await receiver?.stop();
 	});
 
 	test("never started: checked again against the client's current reach and level", async () => {
@@ -319,5 +328,26 @@ describe("a client losing reach or level by a reload while held", () => {
 		expect(waitedB.data.error).toContain("read-only");
 		expect(stack.sim("x").threadIds()).not.toContain(a.data.thread_id);
 		expect(stack.sim("x").threadIds()).not.toContain(b.data.thread_id);
+		// One thread.failed each, run_status never_started, with the reason.
+		await until(
+			() =>
+				receiver.deliveries.filter((d) => d.body.run_status === "never_started")
+					.length === 2,
+			10_000,
+			"the never_started events",
+		);
+		const failed = receiver.deliveries
+			.filter((d) => d.body.thread_id === b.data.thread_id)
+			.map((d) => d.body);
+		expect(failed).toEqual([
+			expect.objectContaining({
+				type: "thread.failed",
+				run_id: null,
+				run_status: "never_started",
+				machine: null,
+				client: "r2",
+				error: expect.stringContaining("read-only"),
+			}),
+		]);
 	});
 });
