@@ -699,3 +699,32 @@ describe("systemd credentials", () => {
 		}
 	});
 });
+
+describe('max_held (CONTRACT.md "One pool")', () => {
+	const AGENT = "agent-token-0123456789";
+	it("[server] max_held and a client's max_held are read; T3CODE_MCP_MAX_HELD wins; unset stays unset (defaults apply at use)", async () => {
+		const { config } = await load(
+			`[server]\nmax_held = 50\n${MAC}\n[clients.agent]\ntoken_env = "AGENT_TOKEN"\naccess = "auto"\nmax_held = 0\n\n[clients.other]\ntoken_env = "OTHER_TOKEN"\naccess = "auto"\n`,
+			{ AGENT_TOKEN: AGENT, OTHER_TOKEN: "other-token-0123456789" },
+		);
+		expect(config.server.maxHeld).toBe(50);
+		expect(config.clients.map((c) => [c.name, c.maxHeld])).toEqual([
+			["agent", 0],
+			["other", undefined],
+		]);
+		const fromEnv = await load(`[server]\nmax_held = 50\n${MAC}`, {
+			T3CODE_MCP_MAX_HELD: "7",
+		});
+		expect(fromEnv.config.server.maxHeld).toBe(7);
+		expect((await load(MAC)).config.server.maxHeld).toBeUndefined();
+	});
+
+	it("out of range: the exact message", async () => {
+		expect(await errorOf(`[server]\nmax_held = -1\n${MAC}`)).toBe(
+			"t3code.toml: server.max_held: expected an integer 0-100000 (held dispatches; 0 = never hold), got -1",
+		);
+		expect(await errorOf(MAC, { T3CODE_MCP_MAX_HELD: "lots" })).toBe(
+			'T3CODE_MCP_MAX_HELD: expected an integer 0-100000 (held dispatches at once; 0 = never hold), got "lots"',
+		);
+	});
+});
