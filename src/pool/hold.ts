@@ -71,6 +71,8 @@ export function createHolding(deps: HoldingDeps) {
 	/** Open rows (held or starting) by thread id, in insertion (= seq) order. */
 	const open = new Map<string, HeldHead>();
 	for (const head of store.open()) open.set(head.thread_id, head);
+	/** Every thread id with a row: a thread never held is told apart without a read. */
+	const known = new Set(store.ids());
 	/** Rows marked started whose mark is not committed yet (read as started meanwhile). */
 	const marking = new Map<string, HeldHead>();
 	/** Why each open row is still held, as its last look found it. */
@@ -125,7 +127,9 @@ export function createHolding(deps: HoldingDeps) {
 		open: (): Iterable<HeldHead> => open.values(),
 		/** A held dispatch (open, or ended and still kept), or undefined. */
 		get: (threadId: string): HeldHead | undefined =>
-			open.get(threadId) ?? marking.get(threadId) ?? store.get(threadId),
+			known.has(threadId)
+				? (open.get(threadId) ?? marking.get(threadId) ?? store.get(threadId))
+				: undefined,
 		isOpen: (threadId: string) => open.has(threadId),
 		/** The machines the row could take now, by name (its client's reach as configured now). */
 		candidatesOf: (head: HeldHead) => deps.candidates(head),
@@ -159,6 +163,7 @@ export function createHolding(deps: HoldingDeps) {
 				ended_at: null,
 			};
 			open.set(head.thread_id, head);
+			known.add(head.thread_id);
 			countHeld(head, 1);
 			why.set(head.thread_id, { reason, detail: intern(detail) });
 			changed();
@@ -269,6 +274,7 @@ export function createHolding(deps: HoldingDeps) {
 		forget(threadId: string): void {
 			const wasOpen = open.has(threadId);
 			store.remove(threadId);
+			known.delete(threadId);
 			if (wasOpen) ended(threadId, "withdrawn");
 		},
 		/** Hears every end of a held row. Returns the unsubscribe. */

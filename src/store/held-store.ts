@@ -83,6 +83,7 @@ export function createHeldStore(db: Db) {
 	const get = db.query<HeldHead, { id: string }>(
 		`SELECT ${HEAD} FROM held WHERE thread_id = $id`,
 	);
+	const ids = db.query<{ thread_id: string }, []>("SELECT thread_id FROM held");
 	const args = db.query<{ args: string }, { id: string }>(
 		"SELECT args FROM held WHERE thread_id = $id",
 	);
@@ -121,6 +122,8 @@ export function createHeldStore(db: Db) {
 		open: (): HeldHead[] => open.all(),
 		get: (threadId: string): HeldHead | undefined =>
 			get.get({ id: threadId }) ?? undefined,
+		/** Every thread id the table holds (open and ended rows). */
+		ids: (): string[] => ids.all().map((r) => r.thread_id),
 		args: (threadId: string): string | undefined =>
 			args.get({ id: threadId })?.args,
 		/** held → starting; false when it was no longer held (withdrawn first). */
