@@ -80,6 +80,7 @@ export function createHolding(deps: HoldingDeps) {
 	const listeners = new Set<(threadId: string, end: HeldEnd) => void>();
 	const changes = new Set<() => void>();
 	let version = 0;
+	let onlyKept: { version: number; counts: Map<string, number> } | undefined;
 	const changed = () => {
 		version += 1;
 		for (const l of changes) l();
@@ -303,13 +304,20 @@ export function createHolding(deps: HoldingDeps) {
 		},
 		/** Held rows only this machine can take (`t3_machines` / `t3_usage` `held`). */
 		onlyFor(machine: string): number {
-			let n = 0;
-			for (const h of open.values()) {
-				if (h.status !== "held") continue;
-				const c = deps.candidates(h);
-				if (c.length === 1 && c[0] === machine) n++;
+			// One pass over the rows per change, for every machine at once.
+			if (onlyKept?.version !== version) {
+				const counts = new Map<string, number>();
+				for (const h of open.values()) {
+					if (h.status !== "held") continue;
+					const c = deps.candidates(h);
+					if (c.length === 1) {
+						const only = c[0] as string;
+						counts.set(only, (counts.get(only) ?? 0) + 1);
+					}
+				}
+				onlyKept = { version, counts };
 			}
-			return n;
+			return onlyKept.counts.get(machine) ?? 0;
 		},
 		status: (threadId: string): HeldStatus | undefined =>
 			holding.get(threadId)?.status,
