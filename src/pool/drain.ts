@@ -126,7 +126,8 @@ export function createDrain(deps: DrainDeps) {
 				blocked.has(m),
 			);
 		for (const head of holding.open()) {
-			if (head.status !== "held") continue;
+			// One on its way (placed, not yet recorded as starting) is not tried twice.
+			if (head.status !== "held" || inFlight.has(head.thread_id)) continue;
 			if (head.not_before !== null && head.not_before > now) {
 				next = Math.min(next, head.not_before);
 				continue;

@@ -286,4 +286,37 @@ describe("the drain", () => {
 		expect(s.holding.get("t1")?.status).toBe("never_started");
 		drain.stop();
 	});
+
+	it("a row whose launch is on its way (not yet recorded) is not tried again", async () => {
+		const s = setup(["x", "y"]);
+		s.hold("*");
+		let tries = 0;
+		let finish = () => {};
+		const drain = createDrain({
+			holding: s.holding,
+			fleet: s.fleet,
+			clock: s.clock,
+			log: silentLogger,
+			clientOfThread: () => null,
+			tryStart(): StartTry {
+				tries += 1;
+				return {
+					started: true,
+					done: new Promise<void>((resolve) => {
+						finish = resolve;
+					}),
+				};
+			},
+			replay: () => null,
+		});
+		drain.start();
+		await settle();
+		drain.trigger("all");
+		await settle();
+		drain.trigger("y");
+		await settle();
+		expect(tries).toBe(1);
+		finish();
+		drain.stop();
+	});
 });
