@@ -9,6 +9,7 @@ import type {
 import type { z } from "zod";
 import type { ClientConfig } from "../config/types.ts";
 import type { Services } from "../services.ts";
+import type { AuditVia } from "../store/audit.ts";
 import type { TaskSpec } from "../tasks/task-service.ts";
 import type { ThreadReadAhead } from "../threads/read/read-ahead.ts";
 
@@ -17,6 +18,8 @@ export interface ToolContext {
 	client: ClientConfig;
 	/** The caller's `X-Conversation-Origin` header, or null. */
 	origin: string | null;
+	/** How the call came (MCP over HTTP or stdio), as the audit records it. */
+	via?: AuditVia;
 	/** Aborts when the client goes away (2026 era) or the server shuts down. */
 	signal: AbortSignal;
 	/** Present when the client asked for progress (sent a progress token). */
