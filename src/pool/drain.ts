@@ -103,8 +103,7 @@ export function createDrain(deps: DrainDeps) {
 		const now = clock.now();
 		let next = Number.POSITIVE_INFINITY;
 		// Rows recorded as starting first (a restart): their slots before any placement.
-		// Live iteration: a row ended meanwhile is skipped, one held meanwhile is looked at too.
-		for (const head of holding.open()) {
+		for (const head of holding.starting()) {
 			const id = head.thread_id;
 			if (head.status !== "starting" || inFlight.has(id)) continue;
 			const after = retryAt.get(id) ?? 0;
@@ -125,6 +124,7 @@ export function createDrain(deps: DrainDeps) {
 			(forClients.size === 0 && only ? [...only] : all).every((m) =>
 				blocked.has(m),
 			);
+		// Live iteration: a row ended meanwhile is skipped, one held meanwhile is looked at too.
 		for (const head of holding.open()) {
 			// One on its way (placed, not yet recorded as starting) is not tried twice.
 			if (head.status !== "held" || inFlight.has(head.thread_id)) continue;

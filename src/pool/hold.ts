@@ -71,6 +71,10 @@ export function createHolding(deps: HoldingDeps) {
 	/** Open rows (held or starting) by thread id, in insertion (= seq) order. */
 	const open = new Map<string, HeldHead>();
 	for (const head of store.open()) open.set(head.thread_id, head);
+	/** The rows starting now (the drain looks at these first, without walking every row). */
+	const startingRows = new Set<HeldHead>();
+	for (const head of open.values())
+		if (head.status === "starting") startingRows.add(head);
 	/** Every thread id with a row: a thread never held is told apart without a read. */
 	const known = new Set(store.ids());
 	/** Rows marked started whose mark is not committed yet (read as started meanwhile). */
@@ -115,6 +119,7 @@ export function createHolding(deps: HoldingDeps) {
 	const ended = (threadId: string, end: HeldEnd) => {
 		const head = open.get(threadId);
 		if (head?.status === "held") countHeld(head, -1);
+		if (head) startingRows.delete(head);
 		open.delete(threadId);
 		why.delete(threadId);
 		changed();
@@ -126,6 +131,8 @@ export function createHolding(deps: HoldingDeps) {
 	const holding = {
 		/** Open heads (held and starting), oldest first. */
 		open: (): Iterable<HeldHead> => open.values(),
+		/** The heads starting now (launch recorded, not yet confirmed). */
+		starting: (): HeldHead[] => [...startingRows],
 		/** A held dispatch (open, or ended and still kept), or undefined. */
 		get: (threadId: string): HeldHead | undefined =>
 			known.has(threadId)
@@ -205,6 +212,7 @@ export function createHolding(deps: HoldingDeps) {
 			if (head?.status !== "held") return false;
 			if (!store.starting(threadId, machine, commandId)) return false;
 			countHeld(head, -1);
+			startingRows.add(head);
 			head.status = "starting";
 			head.placed_machine = machine;
 			head.command_id = commandId;
@@ -216,6 +224,7 @@ export function createHolding(deps: HoldingDeps) {
 			const head = open.get(threadId);
 			if (head?.status !== "starting") return;
 			store.unstart(threadId);
+			startingRows.delete(head);
 			head.status = "held";
 			countHeld(head, 1);
 			head.placed_machine = null;
