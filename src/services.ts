@@ -18,6 +18,7 @@ import { collectDuringBursts } from "./fleet/collect-garbage.ts";
 import { createFleet, type Fleet, type FleetChanges } from "./fleet/fleet.ts";
 import { switchableMachine } from "./fleet/switchable-machine.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { activeRuns } from "./pool/capacity.ts";
 import { candidateMachines, createDrain, type Drain } from "./pool/drain.ts";
 import {
 	createHolding,
@@ -26,7 +27,11 @@ import {
 	type Holding,
 } from "./pool/hold.ts";
 import { forgetClientViews, servicesForClient } from "./rights/for-client.ts";
-import { createRunSlots, fleetShells } from "./rights/run-slots.ts";
+import {
+	createRunSlots,
+	fleetShells,
+	type RunSlots,
+} from "./rights/run-slots.ts";
 import { type AuditStore, createAuditStore } from "./store/audit.ts";
 import type { Db } from "./store/db.ts";
 import { createDispatchStore } from "./store/dispatches.ts";
@@ -268,6 +273,16 @@ export function createServices(
 		clock,
 		log,
 		clientOfThread: (id) => threadDeps.threads.get(id)?.client ?? null,
+		hasRoom: (name) => {
+			const entry = fleet.get(name);
+			if (entry?.machine.status().state !== "online") return false;
+			const cap = entry.config.maxActiveRuns;
+			return (
+				cap === undefined ||
+				cap === null ||
+				activeRuns(threadDeps.slots as RunSlots, entry) < cap
+			);
+		},
 		tryStart: starter.tryStart,
 		replay: starter.replay,
 	});

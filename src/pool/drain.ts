@@ -31,6 +31,12 @@ export interface DrainDeps {
 	log: Logger;
 	/** The client a tracked thread belongs to (a run of its ending frees its cap). */
 	clientOfThread(threadId: string): string | null;
+	/**
+	 * A cheap first look at a machine: online and below its cap (what placement looks at first,
+	 * without the project, provider and usage); a row none of whose machines passes is skipped
+	 * without placing it. Absent: every row is placed.
+	 */
+	hasRoom?(machine: string): boolean;
 	/** Places the row and takes its slot now, or says why not; the launch goes on by itself. */
 	tryStart(head: HeldHead): StartTry;
 	/**
@@ -143,6 +149,18 @@ export function createDrain(deps: DrainDeps) {
 			if (capped.has(head.client)) continue;
 			if (candidates.length > 0 && candidates.every((m) => blocked.has(m)))
 				continue;
+			if (deps.hasRoom && candidates.length > 0) {
+				let some = false;
+				for (const m of candidates) {
+					if (blocked.has(m)) continue;
+					if (deps.hasRoom(m)) some = true;
+					else blocked.add(m);
+				}
+				if (!some) {
+					if (done()) break;
+					continue;
+				}
+			}
 			const tried = deps.tryStart(head);
 			if ("done" in tried) follow(head.thread_id, tried.done);
 			else if ("never" in tried)
