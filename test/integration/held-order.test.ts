@@ -373,4 +373,34 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 		stack.sim("x").finishRun(onX.data.thread_id);
 		stack.sim("y").finishRun(onY.data.thread_id);
 	});
+
+	test("t3_wait on a held dispatch and a running thread answers for whichever settles first", async () => {
+		await idle();
+		const onX = await dispatch(ops, { machine: "x" });
+		const onY = await dispatch(ops, { machine: "y" });
+		const held = await dispatch(ops, { machine: "*", prompt: "say hello" });
+		expect(held.data.run_status).toBe("held");
+		const waiting = callTool<{ thread_id: string; outcome: string }>(
+			ops,
+			"t3_wait",
+			{ thread_ids: [held.data.thread_id, onY.data.thread_id], timeout: 30 },
+		);
+		stack.sim("y").finishRun(onY.data.thread_id);
+		const first = await waiting;
+		expect(first.data).toMatchObject({
+			thread_id: onY.data.thread_id,
+			outcome: "completed",
+		});
+		// y's room went to the held one; a wait on both now follows it to its end.
+		const second = await callTool<{ thread_id: string; outcome: string }>(
+			ops,
+			"t3_wait",
+			{ thread_ids: [held.data.thread_id], timeout: 30 },
+		);
+		expect(second.data).toMatchObject({
+			thread_id: held.data.thread_id,
+			outcome: "completed",
+		});
+		stack.sim("x").finishRun(onX.data.thread_id);
+	});
 });
