@@ -20,6 +20,7 @@ import { MODERN_PROTOCOL_VERSIONS } from "./protocol-version.ts";
 /** Tools that answer from what the connector holds or from one bounded T3 read. */
 const QUICK_TOOLS: ReadonlySet<string> = new Set([
 	"t3_machines",
+	"t3_usage",
 	"t3_projects",
 	"t3_thread",
 	"t3_threads",
