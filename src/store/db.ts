@@ -112,6 +112,27 @@ function addAuditDetail(db: Db): void {
 	if (!columns.has("via")) db.exec("ALTER TABLE audit ADD COLUMN via TEXT");
 }
 
+/**
+ * An outbox's columns: the agents' hook (`events`) and the people hook (`people_events`). Two
+ * migrations create from it, so it never changes: a new column is a new migration.
+ */
+const OUTBOX_COLUMNS = `
+		id TEXT PRIMARY KEY,
+		thread_id TEXT NOT NULL,
+		thread_seq INTEGER NOT NULL,
+		dedupe_key TEXT NOT NULL,
+		type TEXT NOT NULL,
+		origin TEXT,
+		body TEXT NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at INTEGER NOT NULL,
+		last_error TEXT,
+		created_at INTEGER NOT NULL,
+		delivered_at INTEGER,
+		UNIQUE (thread_id, dedupe_key)
+	`;
+
 /** Numbered steps: SQL, or code for what SQL cannot do. `user_version` records the last run. */
 const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	`CREATE TABLE threads (
@@ -144,22 +165,7 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 		created_at INTEGER NOT NULL
 	) STRICT;
 	CREATE INDEX dispatches_by_thread ON dispatches(thread_id, created_at);
-	CREATE TABLE events (
-		id TEXT PRIMARY KEY,
-		thread_id TEXT NOT NULL,
-		thread_seq INTEGER NOT NULL,
-		dedupe_key TEXT NOT NULL,
-		type TEXT NOT NULL,
-		origin TEXT,
-		body TEXT NOT NULL,
-		status TEXT NOT NULL,
-		attempts INTEGER NOT NULL DEFAULT 0,
-		next_attempt_at INTEGER NOT NULL,
-		last_error TEXT,
-		created_at INTEGER NOT NULL,
-		delivered_at INTEGER,
-		UNIQUE (thread_id, dedupe_key)
-	) STRICT;
+	CREATE TABLE events (${OUTBOX_COLUMNS}) STRICT;
 	CREATE INDEX events_pending ON events(status, thread_id, thread_seq);`,
 	// /healthz reads the newest delivery error without scanning delivered history.
 	"CREATE INDEX events_with_error ON events(created_at) WHERE last_error IS NOT NULL;",
@@ -226,22 +232,7 @@ const MIGRATIONS: (string | ((db: Db) => void))[] = [
 	// the same shape as `events`, so its delivery never waits behind the agents' hook or
 	// the other way round.
 	`${LINKS_TABLE_SQL}
-	CREATE TABLE IF NOT EXISTS people_events (
-		id TEXT PRIMARY KEY,
-		thread_id TEXT NOT NULL,
-		thread_seq INTEGER NOT NULL,
-		dedupe_key TEXT NOT NULL,
-		type TEXT NOT NULL,
-		origin TEXT,
-		body TEXT NOT NULL,
-		status TEXT NOT NULL,
-		attempts INTEGER NOT NULL DEFAULT 0,
-		next_attempt_at INTEGER NOT NULL,
-		last_error TEXT,
-		created_at INTEGER NOT NULL,
-		delivered_at INTEGER,
-		UNIQUE (thread_id, dedupe_key)
-	) STRICT;
+	CREATE TABLE IF NOT EXISTS people_events (${OUTBOX_COLUMNS}) STRICT;
 	CREATE INDEX IF NOT EXISTS people_events_pending ON people_events(status, thread_id, thread_seq);
 	CREATE INDEX IF NOT EXISTS people_events_due ON people_events(status, next_attempt_at, created_at);`,
 	// Console sessions (src/console): only the SHA-256 of each session id.
