@@ -94,8 +94,21 @@ async function hookCheck(
 			detail:
 				"not configured: events are recorded, not sent (set T3CODE_MCP_HOOK_URL)",
 		};
-	const where = `events are POSTed to ${urlOrigin(hookUrl)} (the path is not shown)`;
-	const reach = await probe(hookUrl);
+	return probed(
+		name,
+		`events are POSTed to ${urlOrigin(hookUrl)} (the path is not shown)`,
+		await probe(hookUrl),
+		"start the receiver or correct T3CODE_MCP_HOOK_URL (events wait in the outbox meanwhile); `t3code-mcp hook test` sends it a signed test event",
+	);
+}
+
+/** A probed hook's line: ✓ when it accepts connections, else a ⚠ (never a failure) with the fix. */
+function probed(
+	name: string,
+	where: string,
+	reach: Reach,
+	fix: string,
+): CheckResult {
 	return reach.ok
 		? { name, ok: true, detail: `${where}; it accepts connections` }
 		: {
@@ -103,7 +116,7 @@ async function hookCheck(
 				ok: true,
 				warning: true,
 				detail: `${where}, which cannot be reached now: ${reach.reason}`,
-				fix: "start the receiver or correct T3CODE_MCP_HOOK_URL (events wait in the outbox meanwhile); `t3code-mcp hook test` sends it a signed test event",
+				fix,
 			};
 }
 
@@ -114,18 +127,12 @@ async function approvalsHookCheck(
 ): Promise<CheckResult | undefined> {
 	const url = config.approvals?.hookUrl;
 	if (url === undefined) return undefined;
-	const name = "approvals hook";
-	const where = `approval links are POSTed to ${urlOrigin(url)} (the path is not shown)`;
-	const reach = await probe(url);
-	return reach.ok
-		? { name, ok: true, detail: `${where}; it accepts connections` }
-		: {
-				name,
-				ok: true,
-				warning: true,
-				detail: `${where}, which cannot be reached now: ${reach.reason}`,
-				fix: "start the receiver or correct hook_url in [approvals]",
-			};
+	return probed(
+		"approvals hook",
+		`approval links are POSTed to ${urlOrigin(url)} (the path is not shown)`,
+		await probe(url),
+		"start the receiver or correct hook_url in [approvals]",
+	);
 }
 
 function parseFlags(argv: string[]): { json: boolean } | string {
