@@ -9,6 +9,7 @@ import { servicesForClient } from "../rights/for-client.ts";
 import { RightsError } from "../rights/refusal.ts";
 import { auditRow, refusal } from "../rights/tool-rights.ts";
 import type { Services } from "../services.ts";
+import { placelessRow } from "../store/audit.ts";
 import { T3Error } from "../t3/machine-api.ts";
 import { type AnswerValue, answer } from "../threads/control/answer.ts";
 import { interrupt } from "../threads/control/interrupt.ts";
@@ -113,37 +114,46 @@ export function consoleActions(services: Services, now: () => number) {
 		via: "console" as const,
 	});
 
+	/** `t3_answer` from a form: a decision or answers, for the form's request if it names one. */
+	const answerAs = (
+		client: ClientConfig,
+		threadId: string,
+		form: URLSearchParams,
+		what: { decision: string } | { answers: Record<string, AnswerValue> },
+		done: string,
+	) => {
+		const requestId = form.get("request_id") ?? undefined;
+		const args = {
+			thread_id: threadId,
+			...what,
+			...(requestId ? { request_id: requestId } : {}),
+		};
+		return act(
+			client,
+			"t3_answer",
+			args,
+			async (scoped) => answer(scoped.threadDeps, { ...args, by: by(client) }),
+			done,
+		);
+	};
+
 	return {
 		decide(client: ClientConfig, threadId: string, form: URLSearchParams) {
 			const decision = form.get("decision") ?? "";
-			const requestId = form.get("request_id") ?? undefined;
-			const args = {
-				thread_id: threadId,
-				decision,
-				...(requestId ? { request_id: requestId } : {}),
-			};
-			return act(
+			return answerAs(
 				client,
-				"t3_answer",
-				args,
-				async (scoped) =>
-					answer(scoped.threadDeps, { ...args, by: by(client) }),
+				threadId,
+				form,
+				{ decision },
 				`Sent: ${decision}.`,
 			);
 		},
 		answer(client: ClientConfig, threadId: string, form: URLSearchParams) {
-			const requestId = form.get("request_id") ?? undefined;
-			const args = {
-				thread_id: threadId,
-				answers: answersOf(form),
-				...(requestId ? { request_id: requestId } : {}),
-			};
-			return act(
+			return answerAs(
 				client,
-				"t3_answer",
-				args,
-				async (scoped) =>
-					answer(scoped.threadDeps, { ...args, by: by(client) }),
+				threadId,
+				form,
+				{ answers: answersOf(form) },
 				"Answer sent.",
 			);
 		},
@@ -158,19 +168,9 @@ export function consoleActions(services: Services, now: () => number) {
 		},
 		replay(client: ClientConfig): ActionOutcome {
 			const row = (result: string) =>
-				services.audit.record({
-					at: now(),
-					client: client.name,
-					tool: "outbox_replay",
-					machine: null,
-					project_id: null,
-					thread_id: null,
-					run_id: null,
-					result,
-					idempotency_key: null,
-					detail: null,
-					via: "console",
-				});
+				services.audit.record(
+					placelessRow(now(), client.name, "outbox_replay", result, "console"),
+				);
 			if (!isOperator(client)) {
 				row("capability_denied");
 				return {

@@ -17,6 +17,7 @@ import {
 } from "../rights/for-client.ts";
 import { forClient, refusal } from "../rights/tool-rights.ts";
 import type { Services } from "../services.ts";
+import { placelessRow } from "../store/audit.ts";
 import { TERMINAL_RUN_STATUSES } from "../t3/model.ts";
 import { type DiffFile, readDiff } from "../threads/read/diff.ts";
 import { readThread } from "../threads/read/read.ts";
@@ -205,19 +206,9 @@ export function mountConsole<E extends Env>(
 		if (open()) return c.redirect("/console", 303);
 		const address = addressOf(c);
 		const audit = (result: string) =>
-			services.audit.record({
-				at: now(),
-				client: "(none)",
-				tool: "console_sign_in",
-				machine: null,
-				project_id: null,
-				thread_id: null,
-				run_id: null,
-				result,
-				idempotency_key: null,
-				detail: null,
-				via: "console",
-			});
+			services.audit.record(
+				placelessRow(now(), "(none)", "console_sign_in", result, "console"),
+			);
 		const wait = limit.waitMs(address);
 		if (wait > 0) {
 			audit("rate_limited");

@@ -27,6 +27,29 @@ export interface AuditRow {
 	via: AuditVia | null;
 }
 
+/** The audit row of a change about no machine or thread (a console sign-in, an outbox replay). */
+export function placelessRow(
+	at: number,
+	client: string,
+	tool: string,
+	result: string,
+	via: AuditVia,
+): AuditRow {
+	return {
+		at,
+		client,
+		tool,
+		machine: null,
+		project_id: null,
+		thread_id: null,
+		run_id: null,
+		result,
+		idempotency_key: null,
+		detail: null,
+		via,
+	};
+}
+
 /** How a call reached the connector: MCP over HTTP, MCP over stdio, the console, an approval link. */
 export type AuditVia = "mcp" | "stdio" | "console" | "link";
 
