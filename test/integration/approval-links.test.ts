@@ -6,7 +6,7 @@
  */
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser } from "puppeteer-core";
@@ -14,6 +14,7 @@ import type { AppConfig } from "../../src/config/types.ts";
 import { healthReport } from "../../src/http/health.ts";
 import { createMachine } from "../../src/t3/connect/machine.ts";
 import { createLogger, silentLogger } from "../../src/util/log.ts";
+import { auditRows } from "../helpers/audit.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -38,7 +39,6 @@ import {
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
 
-const ENTRY = join(import.meta.dir, "../../src/index.ts");
 const SHOTS = join(import.meta.dir, "../../docs/images");
 const PUBLIC = "https://t3mcp.example.ts.net";
 const TOKENS = {
@@ -145,25 +145,6 @@ const post = (url: string, decision: string, origin: string | null = base) =>
 		},
 		body: `decision=${encodeURIComponent(decision)}`,
 	});
-
-/** `t3code-mcp audit --json` on the stack's state file. */
-function auditRows(): Record<string, unknown>[] {
-	const config = join(stack.dir, `audit-${Math.random()}.toml`);
-	writeFileSync(
-		config,
-		`[server]\nstate = ${JSON.stringify(stack.statePath)}\n`,
-	);
-	const run = Bun.spawnSync(["bun", ENTRY, "audit", "--json"], {
-		env: { ...process.env, T3CODE_MCP_CONFIG: config },
-	});
-	expect(run.exitCode, run.stderr.toString()).toBe(0);
-	return run.stdout
-		.toString()
-		.trim()
-		.split("\n")
-		.filter((l) => l !== "")
-		.map((l) => JSON.parse(l) as Record<string, unknown>);
-}
 
 describe("a link on the people hook only", () => {
 	let link: Awaited<ReturnType<typeof requestLink>>;
@@ -383,7 +364,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 	);
 
 	test("the audit has the decision as the link client, via link", () => {
-		const rows = auditRows().filter((r) => r.thread_id === link.threadId);
+		const rows = auditRows(stack).filter((r) => r.thread_id === link.threadId);
 		expect(rows).toContainEqual(
 			expect.objectContaining({
 				client: "boss",
@@ -549,7 +530,7 @@ describe("deciding once", () => {
 				via: "link",
 			});
 		expect(
-			auditRows().filter(
+			auditRows(stack).filter(
 				(r) => r.thread_id === link.threadId && r.tool === "t3_answer",
 			),
 		).toEqual([
@@ -622,7 +603,7 @@ describe("deciding once", () => {
 			15_000,
 			"the run to complete",
 		);
-		const rows = auditRows().filter(
+		const rows = auditRows(stack).filter(
 			(r) => r.thread_id === link.threadId && r.tool === "t3_answer",
 		);
 		expect(rows.map((r) => [r.result, r.client, r.via]).sort()).toEqual([

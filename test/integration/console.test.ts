@@ -7,12 +7,13 @@
  * Screenshots for docs/people.md are written only with UPDATE_SCREENSHOTS=1.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Browser, Page } from "puppeteer-core";
 import type { AppConfig } from "../../src/config/types.ts";
 import { createApp } from "../../src/http/app.ts";
+import { auditRows } from "../helpers/audit.ts";
 import {
 	chromiumPath,
 	launchBrowser,
@@ -28,7 +29,6 @@ import {
 	untilMachinesOnline,
 } from "../helpers/stack.ts";
 
-const ENTRY = join(import.meta.dir, "../../src/index.ts");
 const SHOTS = join(import.meta.dir, "../../docs/images");
 const TOKENS = {
 	agent: "agent-token-0123456789ab",
@@ -95,25 +95,6 @@ async function pendingKind(threadId: string): Promise<string | null> {
 	return read.data.question?.kind ?? null;
 }
 
-/** `t3code-mcp audit --json` on the stack's state file. */
-function auditRows(): Record<string, unknown>[] {
-	const config = join(stack.dir, `audit-${Math.random()}.toml`);
-	writeFileSync(
-		config,
-		`[server]\nstate = ${JSON.stringify(stack.statePath)}\n`,
-	);
-	const run = Bun.spawnSync(["bun", ENTRY, "audit", "--json"], {
-		env: { ...process.env, T3CODE_MCP_CONFIG: config },
-	});
-	expect(run.exitCode, run.stderr.toString()).toBe(0);
-	return run.stdout
-		.toString()
-		.trim()
-		.split("\n")
-		.filter((l) => l !== "")
-		.map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
 const form = (body: string) => ({
 	method: "POST",
 	headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -154,7 +135,7 @@ describe("without a browser", () => {
 		});
 		expect(mcp.status).toBe(401);
 		expect(
-			auditRows().some(
+			auditRows(stack).some(
 				(r) =>
 					r.tool === "console_sign_in" &&
 					r.result === "unauthorized" &&
@@ -205,7 +186,7 @@ describe("without a browser", () => {
 			redirect: "manual",
 		});
 		expect(refused.status).toBe(403);
-		const replays = auditRows().filter((r) => r.tool === "outbox_replay");
+		const replays = auditRows(stack).filter((r) => r.tool === "outbox_replay");
 		expect(replays).toContainEqual(
 			expect.objectContaining({ client: "ops", result: "ok", via: "console" }),
 		);
@@ -573,7 +554,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		);
 		await bossPage.browserContext().close();
 
-		const rows = auditRows().filter((r) => r.thread_id === threadId);
+		const rows = auditRows(stack).filter((r) => r.thread_id === threadId);
 		expect(rows).toContainEqual(
 			expect.objectContaining({
 				client: "boss",
@@ -660,7 +641,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			"the run interrupted",
 		);
 		await page.browserContext().close();
-		const rows = auditRows().filter(
+		const rows = auditRows(stack).filter(
 			(r) => r.via === "console" && r.client === "agent",
 		);
 		expect(rows).toContainEqual(
