@@ -6,6 +6,7 @@
  */
 
 import { maskSecrets } from "../util/redact.ts";
+import { PageHead } from "../web/page-head.tsx";
 import type { LinkRow, LinkView } from "./link-store.ts";
 
 export const LINK_CSS_PATH = "/assets/link.css";
@@ -32,13 +33,7 @@ const when = (ms: number) =>
 
 const Layout = (props: { title: string; children: unknown }) => (
 	<html lang="en">
-		<head>
-			<meta charset="utf-8" />
-			<meta name="viewport" content="width=device-width, initial-scale=1" />
-			<meta name="robots" content="noindex, nofollow" />
-			<title>{props.title}</title>
-			<link rel="stylesheet" href={LINK_CSS_PATH} />
-		</head>
+		<PageHead title={props.title} css={LINK_CSS_PATH} />
 		<body>
 			<main>{props.children}</main>
 		</body>

@@ -5,6 +5,7 @@
  * also sends as they change.
  */
 import type { Child } from "hono/jsx";
+import { PageHead } from "../web/page-head.tsx";
 import type { MachineRow } from "./overview.ts";
 import type { ConsoleRow } from "./rows.ts";
 
@@ -63,14 +64,11 @@ export const Layout = (props: {
 	children: Child;
 }) => (
 	<html lang="en">
-		<head>
-			<meta charset="utf-8" />
-			<meta name="viewport" content="width=device-width, initial-scale=1" />
-			<meta name="robots" content="noindex, nofollow" />
-			<title>{props.title}</title>
-			<link rel="stylesheet" href={CSS_PATH} />
-			{props.viewer && <script src={SCRIPT_PATH} defer />}
-		</head>
+		<PageHead
+			title={props.title}
+			css={CSS_PATH}
+			script={props.viewer ? SCRIPT_PATH : undefined}
+		/>
 		<body data-live={props.live}>
 			<header class="top">
 				<a class="brand" href="/console">
