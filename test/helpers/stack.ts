@@ -608,3 +608,10 @@ export async function untilMachineOnline(
 		`${name} online`,
 	);
 }
+
+/** The official MCP client on the stack's server as the caller with this bearer token. */
+export function connectAs(stack: Stack, token: string): Promise<Client> {
+	return connectClient(stack.server.mcpUrl, {
+		authorization: `Bearer ${token}`,
+	});
+}

@@ -28,7 +28,7 @@ import {
 } from "../helpers/receiver.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	machineConfig,
 	type Stack,
 	simRequests,
@@ -83,9 +83,7 @@ beforeAll(async () => {
 	});
 	stack.sim().record(true);
 	base = new URL(stack.server.mcpUrl).origin;
-	agent = await connectClient(stack.server.mcpUrl, {
-		authorization: `Bearer ${TOKENS.agent}`,
-	});
+	agent = await connectAs(stack, TOKENS.agent);
 	await untilMachinesOnline(agent);
 });
 
@@ -550,9 +548,7 @@ describe("deciding once", () => {
 
 	test("answered elsewhere: the link says so and decides nothing", async () => {
 		const link = await requestLink();
-		const boss = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.boss}`,
-		});
+		const boss = await connectAs(stack, TOKENS.boss);
 		const answered = await callTool(boss, "t3_answer", {
 			thread_id: link.threadId,
 			decision: "accept",
@@ -626,9 +622,7 @@ describe("a reload", () => {
 			],
 			server: { hookSecret: TEST_SECRET },
 		});
-		const as = await connectClient(own.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.agent}`,
-		});
+		const as = await connectAs(own, TOKENS.agent);
 		try {
 			await untilMachinesOnline(as);
 			const reload = (change: (c: AppConfig) => void) => {

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { ClientConfig } from "../../src/config/types.ts";
 import type { Sim } from "../../src/sim/index.ts";
-import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
+import { busyOn } from "../helpers/sim-busy.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	type Stack,
 	startStack,
 	testClient,
@@ -34,21 +34,11 @@ const as: Partial<Record<keyof typeof TOKENS, Client>> = {};
 const sim = (): Sim => stack.sim("demo");
 
 /** Threads the simulator runs now (a run preparing, starting, running, waiting or queued). */
-const busyOnSim = (): string[] =>
-	sim()
-		.threadIds()
-		.filter((id) => {
-			const p = sim().projection(id) as
-				| { runs?: { status: string }[] }
-				| undefined;
-			return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
-		});
+const busyOnSim = (): string[] => busyOn(sim());
 
 async function connectAll() {
 	for (const name of Object.keys(TOKENS) as (keyof typeof TOKENS)[])
-		as[name] = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS[name]}`,
-		});
+		as[name] = await connectAs(stack, TOKENS[name]);
 	await untilMachinesOnline(as.ops as Client);
 }
 

@@ -21,7 +21,7 @@ import {
 } from "../helpers/browser.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	type Stack,
 	startStack,
 	testClient,
@@ -64,9 +64,7 @@ beforeAll(async () => {
 		],
 	});
 	base = new URL(stack.server.mcpUrl).origin;
-	agent = await connectClient(stack.server.mcpUrl, {
-		authorization: `Bearer ${TOKENS.agent}`,
-	});
+	agent = await connectAs(stack, TOKENS.agent);
 	await untilMachinesOnline(agent);
 });
 

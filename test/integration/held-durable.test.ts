@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { AppConfig } from "../../src/config/types.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
+import { untilIdle } from "../helpers/pool.ts";
 import {
 	type Receiver,
 	startReceiver,
@@ -16,7 +17,7 @@ import {
 } from "../helpers/receiver.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	type Stack,
 	startStack,
 	testClient,
@@ -75,9 +76,7 @@ describe("exactly once, across faults and restarts", () => {
 	};
 	const reconnect = async () => {
 		await ops.close().catch(() => {});
-		ops = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.ops}`,
-		});
+		ops = await connectAs(stack, TOKENS.ops);
 		await untilMachinesOnline(ops);
 	};
 
@@ -97,9 +96,7 @@ describe("exactly once, across faults and restarts", () => {
 				},
 			},
 		});
-		ops = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.ops}`,
-		});
+		ops = await connectAs(stack, TOKENS.ops);
 		await untilMachinesOnline(ops);
 	});
 	afterAll(async () => {
@@ -109,19 +106,7 @@ describe("exactly once, across faults and restarts", () => {
 	});
 
 	/** Until the connector shows x without a busy thread. */
-	const idle = () =>
-		until(
-			async () =>
-				(
-					await callTool<{ machines: { active_runs: number }[] }>(
-						ops,
-						"t3_usage",
-						{},
-					)
-				).data.machines.every((m) => m.active_runs === 0),
-			10_000,
-			"x idle",
-		);
+	const idle = () => untilIdle(ops, "x idle");
 
 	/** Holds one behind a busy x, then frees x; returns the held one's id. */
 	async function holdThenFree(fault: Fault): Promise<string> {
@@ -267,12 +252,8 @@ describe("a client losing reach or level by a reload while held", () => {
 				testClient("r2", TOKENS.r2, { access: "auto" }),
 			],
 		});
-		r1 = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.r1}`,
-		});
-		r2 = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.r2}`,
-		});
+		r1 = await connectAs(stack, TOKENS.r1);
+		r2 = await connectAs(stack, TOKENS.r2);
 		await untilMachinesOnline(r1);
 	});
 	afterAll(async () => {

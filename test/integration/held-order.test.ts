@@ -7,10 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
+import { untilIdle } from "../helpers/pool.ts";
 import { busyOn } from "../helpers/sim-busy.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	type Stack,
 	startStack,
 	testClient,
@@ -46,19 +47,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 			...extra,
 		});
 	/** Until the connector shows x and y without a busy thread. */
-	const idle = () =>
-		until(
-			async () =>
-				(
-					await callTool<{ machines: { active_runs: number }[] }>(
-						ops,
-						"t3_usage",
-						{},
-					)
-				).data.machines.every((m) => m.active_runs === 0),
-			10_000,
-			"x and y idle",
-		);
+	const idle = () => untilIdle(ops, "x and y idle");
 	/** Where each thread runs now, by simulator. */
 	const runsOn = (id: string) =>
 		["x", "y"].filter((m) => stack.sim(m).threadIds().includes(id));
@@ -81,12 +70,8 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 				},
 			},
 		});
-		ops = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.ops}`,
-		});
-		small = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.small}`,
-		});
+		ops = await connectAs(stack, TOKENS.ops);
+		small = await connectAs(stack, TOKENS.small);
 		await untilMachinesOnline(ops);
 	});
 	afterAll(async () => {

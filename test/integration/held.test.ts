@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { type Sim, startSim } from "../../src/sim/index.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
+import { poolBarMachines, untilUsedUp } from "../helpers/pool.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
 import {
 	type Receiver,
@@ -22,6 +23,7 @@ import {
 import { busyOn } from "../helpers/sim-busy.ts";
 import {
 	callTool,
+	connectAs,
 	connectClient,
 	type Stack,
 	startStack,
@@ -75,39 +77,12 @@ describe("the held bar: a and b at max_active_runs 1, c's window used up", () =>
 		stack = await startStack({
 			clock,
 			server: { hookUrl: receiver.url, hookSecret: TEST_SECRET },
-			machines: [
-				{ name: "a", maxActiveRuns: 1 },
-				{ name: "b", maxActiveRuns: 1 },
-				{
-					name: "c",
-					sim: {
-						usage: [
-							{
-								provider: "claudeAgent",
-								kind: "session",
-								usedPercent: 100,
-								resetsInMin: 60,
-							},
-						],
-					},
-				},
-			],
+			machines: poolBarMachines(),
 			clients: [testClient("ops", TOKEN, { access: "full-access" })],
 		});
-		ops = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKEN}`,
-		});
+		ops = await connectAs(stack, TOKEN);
 		await untilMachinesOnline(ops);
-		await until(
-			async () =>
-				(
-					await callTool<{
-						machines: { name: string; usage: { windows: unknown[] }[] }[];
-					}>(ops, "t3_usage", { machine: "c" })
-				).data.machines[0]?.usage[0]?.windows.length === 1,
-			10_000,
-			"c's usage",
-		);
+		await untilUsedUp(ops, "c");
 	});
 	afterAll(async () => {
 		await ops?.close();

@@ -8,10 +8,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Sim } from "../../src/sim/index.ts";
-import { BUSY_RUN_STATUSES } from "../../src/t3/model.ts";
+import { poolBarMachines, untilIdle, untilUsedUp } from "../helpers/pool.ts";
+import { busyOn } from "../helpers/sim-busy.ts";
 import {
 	callTool,
-	connectClient,
+	connectAs,
 	type Stack,
 	startStack,
 	testClient,
@@ -52,13 +53,6 @@ interface Usage {
 	clients: { name: string; active_runs: number }[];
 }
 
-/** Threads a simulator runs now (a run preparing, starting, running, waiting or queued). */
-const busyOn = (sim: Sim): string[] =>
-	sim.threadIds().filter((id) => {
-		const p = sim.projection(id) as { runs?: { status: string }[] } | undefined;
-		return (p?.runs ?? []).some((r) => BUSY_RUN_STATUSES.has(r.status));
-	});
-
 /** c's claudeAgent session window as t3_usage shows it. */
 const sessionOf = (usage: Usage, machine: string) =>
 	usage.machines
@@ -85,33 +79,14 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 	/** Ends every run on every sim, and waits until the connector shows no machine busy. */
 	async function finishAll() {
 		for (const sim of sims()) for (const id of busyOn(sim)) sim.finishRun(id);
-		await until(
-			async () => (await usage()).machines.every((m) => m.active_runs === 0),
-			10_000,
-			"every machine idle",
-		);
+		await untilIdle(ops);
 	}
 
 	beforeAll(async () => {
 		stack = await startStack({
-			machines: [
-				{ name: "a", maxActiveRuns: 1 },
-				{ name: "b", maxActiveRuns: 1 },
-				{
-					name: "c",
-					sim: {
-						usage: [
-							{
-								provider: "claudeAgent",
-								kind: "session",
-								usedPercent: 100,
-								resetsInMin: 60,
-							},
-							{ provider: "claudeAgent", kind: "weekly", usedPercent: 30 },
-						],
-					},
-				},
-			],
+			machines: poolBarMachines([
+				{ provider: "claudeAgent", kind: "weekly", usedPercent: 30 },
+			]),
 			clients: [
 				testClient("ops", TOKENS.ops, { access: "full-access" }),
 				testClient("ab", TOKENS.ab, {
@@ -121,19 +96,10 @@ describe("the placement bar: a and b at max_active_runs 1, c at 100 %", () => {
 				}),
 			],
 		});
-		ops = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.ops}`,
-		});
-		ab = await connectClient(stack.server.mcpUrl, {
-			authorization: `Bearer ${TOKENS.ab}`,
-		});
+		ops = await connectAs(stack, TOKENS.ops);
+		ab = await connectAs(stack, TOKENS.ab);
 		await untilMachinesOnline(ops);
-		// T3's config snapshot comes on its own stream beside the shell's.
-		await until(
-			async () => sessionOf(await usage(), "c") === 100,
-			10_000,
-			"c's usage",
-		);
+		await untilUsedUp(ops, "c");
 	});
 	afterAll(async () => {
 		await ops?.close();
