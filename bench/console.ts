@@ -15,12 +15,13 @@ import type { AppConfig, MachineConfig } from "../src/config/types.ts";
 import { createApp } from "../src/http/app.ts";
 import { createServices } from "../src/services.ts";
 import { wallMs } from "../src/sim/runs/outcome-times.ts";
-import type { Machine, ShellChange } from "../src/t3/machine-api.ts";
-import type { ProjectShell, ThreadShell } from "../src/t3/model.ts";
+import type { Machine } from "../src/t3/machine-api.ts";
+import type { ThreadShell } from "../src/t3/model.ts";
 import { silentLogger } from "../src/util/log.ts";
 import { testServerSettings } from "../test/helpers/stack.ts";
 import { config } from "./lib/config.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
+import { memoryMachine } from "./lib/memory-machine.ts";
 import { startBinary, until } from "./lib/server.ts";
 import { startSims } from "./lib/sims.ts";
 import { fmtSummary, type Summary, summarize } from "./lib/stats.ts";
@@ -33,21 +34,13 @@ const SSE_P99_MS = 50;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function fakeMachine(name: string, index: number, threads: number): Machine {
-	const project: ProjectShell = {
-		id: `p-${index}`,
-		title: "demo",
-		workspaceRoot: "/srv/t3/demo",
-		defaultModelSelection: null,
-	};
-	const shells = new Map<string, ThreadShell>();
 	const start = Date.parse("2026-01-01T00:00:00.000Z");
-	for (let t = 0; t < threads; t++) {
+	return memoryMachine(name, index, threads, (id, t, project) => {
 		const n = index * threads + t;
-		const id = `${name}-t${t}`;
 		const running = n % 20 === 0;
 		const asking = n % 200 === 7;
 		const failed = n % 500 === 11;
-		shells.set(id, {
+		return {
 			id,
 			projectId: project.id,
 			title: `thread ${n}`,
@@ -59,30 +52,8 @@ function fakeMachine(name: string, index: number, threads: number): Machine {
 				: null,
 			latestVisibleMessage: null,
 			updatedAt: iso(start + n * 1000),
-		} as ThreadShell);
-	}
-	const list = [...shells.values()];
-	const projects = [project];
-	const status = {
-		state: "online" as const,
-		reason: null,
-		serverVersion: "sim",
-		lastEventAt: null,
-	};
-	return {
-		name,
-		url: "http://127.0.0.1:1",
-		status: () => status,
-		projects: () => projects,
-		threads: () => list,
-		thread: (id: string) => shells.get(id),
-		sequence: () => 1,
-		onChange: (_listener: (c: ShellChange) => void) => () => undefined,
-		ready: async () => undefined,
-		settled: async () => undefined,
-		start: () => undefined,
-		stop: async () => undefined,
-	} as unknown as Machine;
+		} as ThreadShell;
+	});
 }
 
 /** Milliseconds until the response's headers (its first byte), then the body read whole. */

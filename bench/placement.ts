@@ -12,9 +12,10 @@ import { createFleet } from "../src/fleet/fleet.ts";
 import { place } from "../src/pool/placement.ts";
 import { createRunSlots, fleetShells } from "../src/rights/run-slots.ts";
 import type { ProviderStatus } from "../src/t3/capabilities/provider-status.ts";
-import type { Machine, ShellChange } from "../src/t3/machine-api.ts";
-import type { ProjectShell, ThreadShell } from "../src/t3/model.ts";
+import type { Machine } from "../src/t3/machine-api.ts";
+import type { ThreadShell } from "../src/t3/model.ts";
 import { config } from "./lib/config.ts";
+import { memoryMachine } from "./lib/memory-machine.ts";
 import { fmtSummary, summarize } from "./lib/stats.ts";
 import { type Row, ratio } from "./lib/table.ts";
 
@@ -46,46 +47,26 @@ function usage(seed: number): ProviderStatus[] {
 }
 
 function fakeMachine(name: string, index: number, threads: number): Machine {
-	const project: ProjectShell = {
-		id: `p-${index}`,
-		title: "demo",
-		workspaceRoot: "/srv/t3/demo",
-		defaultModelSelection: null,
-	};
-	const shells = new Map<string, ThreadShell>();
-	for (let t = 0; t < threads; t++) {
-		const busy = (index + t) % 20 === 0;
-		const id = `${name}-t${t}`;
-		shells.set(id, {
-			id,
-			projectId: project.id,
-			title: id,
-			latestRunId: busy ? `${id}-r` : null,
-			activeRunId: busy ? `${id}-r` : null,
-			status: busy ? "running" : "idle",
-			pendingRuntimeRequest: null,
-			latestVisibleMessage: null,
-		} as ThreadShell);
-	}
-	const list = [...shells.values()];
-	const projects = [project];
 	const providers = usage(index);
-	const status = {
-		state: "online" as const,
-		reason: null,
-		serverVersion: "sim",
-		lastEventAt: null,
-	};
-	return {
+	return memoryMachine(
 		name,
-		url: "http://127.0.0.1:1",
-		status: () => status,
-		projects: () => projects,
-		threads: () => list,
-		thread: (id: string) => shells.get(id),
-		providers: () => providers,
-		onChange: (_listener: (c: ShellChange) => void) => () => undefined,
-	} as unknown as Machine;
+		index,
+		threads,
+		(id, t, project) => {
+			const busy = (index + t) % 20 === 0;
+			return {
+				id,
+				projectId: project.id,
+				title: id,
+				latestRunId: busy ? `${id}-r` : null,
+				activeRunId: busy ? `${id}-r` : null,
+				status: busy ? "running" : "idle",
+				pendingRuntimeRequest: null,
+				latestVisibleMessage: null,
+			} as ThreadShell;
+		},
+		{ providers: () => providers },
+	);
 }
 
 export async function benchPlacement(): Promise<{
