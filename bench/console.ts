@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AppConfig, MachineConfig } from "../src/config/types.ts";
+import type { AppConfig } from "../src/config/types.ts";
 import { createApp } from "../src/http/app.ts";
 import { createServices } from "../src/services.ts";
 import { wallMs } from "../src/sim/runs/outcome-times.ts";
@@ -21,7 +21,7 @@ import { silentLogger } from "../src/util/log.ts";
 import { testServerSettings } from "../test/helpers/stack.ts";
 import { config } from "./lib/config.ts";
 import { call, connectMcp } from "./lib/mcp.ts";
-import { memoryMachine } from "./lib/memory-machine.ts";
+import { memoryMachine, memoryMachineConfigs } from "./lib/memory-machine.ts";
 import { startBinary, until } from "./lib/server.ts";
 import { startSims } from "./lib/sims.ts";
 import { fmtSummary, type Summary, summarize } from "./lib/stats.ts";
@@ -73,16 +73,7 @@ async function firstByteAt(
 ): Promise<{ page: Summary; healthz: Summary; bytes: number }> {
 	const dir = mkdtempSync(join(tmpdir(), "t3code-mcp-bench-console-"));
 	const perMachine = Math.floor(threads / machines);
-	const configs: MachineConfig[] = Array.from({ length: machines }, (_, i) => ({
-		name: `m${String(i + 1).padStart(3, "0")}`,
-		url: "http://127.0.0.1:1",
-		tokenEnv: "T",
-		tokenFile: null,
-		token: "t",
-		projects: ["*"],
-		model: { instanceId: "claudeAgent", model: "claude-opus-5" },
-		options: [],
-	}));
+	const configs = memoryMachineConfigs(machines);
 	const appConfig: AppConfig = {
 		file: join(dir, "t3code.toml"),
 		server: testServerSettings(join(dir, "state.sqlite")),

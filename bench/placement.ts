@@ -1,13 +1,3 @@
-/**
- * Placement at scale (issue 46): `t3_dispatch`'s choice of machine for a pattern, timed in
- * process over 500 machines (`BENCH_MACHINES`) holding 100 000 threads (`BENCH_THREADS`),
- * every machine with usage windows on two providers, a cap, and busy threads (about one in
- * twenty). The connector's own code (pool/placement.ts, the run-slots ledger, a fleet) over
- * machines whose shells are in memory, as they are in the connector once synchronized; each
- * sample places and takes the slot, then gives it back. Baseline: one pass reading every
- * machine's status (the floor of looking at 500 machines at all).
- */
-import type { MachineConfig } from "../src/config/types.ts";
 import { createFleet } from "../src/fleet/fleet.ts";
 import { place } from "../src/pool/placement.ts";
 import { createRunSlots, fleetShells } from "../src/rights/run-slots.ts";
@@ -15,7 +5,7 @@ import type { ProviderStatus } from "../src/t3/capabilities/provider-status.ts";
 import type { Machine } from "../src/t3/machine-api.ts";
 import type { ThreadShell } from "../src/t3/model.ts";
 import { config } from "./lib/config.ts";
-import { memoryMachine } from "./lib/memory-machine.ts";
+import { memoryMachine, memoryMachineConfigs } from "./lib/memory-machine.ts";
 import { fmtSummary, summarize } from "./lib/stats.ts";
 import { type Row, ratio } from "./lib/table.ts";
 
@@ -76,17 +66,7 @@ export async function benchPlacement(): Promise<{
 	const machines = config.scaleTopMachines;
 	const threads = config.scaleTopThreads;
 	const perMachine = Math.floor(threads / machines);
-	const configs: MachineConfig[] = Array.from({ length: machines }, (_, i) => ({
-		name: `m${String(i + 1).padStart(3, "0")}`,
-		url: "http://127.0.0.1:1",
-		tokenEnv: "T",
-		tokenFile: null,
-		token: "t",
-		projects: ["*"],
-		model: { instanceId: "claudeAgent", model: "claude-opus-5" },
-		options: [],
-		maxActiveRuns: 50,
-	}));
+	const configs = memoryMachineConfigs(machines, { maxActiveRuns: 50 });
 	const fleet = createFleet(configs, (c) =>
 		fakeMachine(c.name, configs.indexOf(c), perMachine),
 	);

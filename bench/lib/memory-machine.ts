@@ -3,6 +3,7 @@
  * and the threads `shell(n)` makes, always online, never changing. For the benches that time the
  * connector's own work over many machines (placement, the console's first byte) with no sockets.
  */
+import type { MachineConfig } from "../../src/config/types.ts";
 import type { Machine, ShellChange } from "../../src/t3/machine-api.ts";
 import type { ProjectShell, ThreadShell } from "../../src/t3/model.ts";
 
@@ -48,4 +49,22 @@ export function memoryMachine(
 		stop: async () => undefined,
 		...extra,
 	} as unknown as Machine;
+}
+
+/** `count` machine configs m001, m002, … (every project, a default model), with `extra` each. */
+export function memoryMachineConfigs(
+	count: number,
+	extra: Partial<MachineConfig> = {},
+): MachineConfig[] {
+	return Array.from({ length: count }, (_, i) => ({
+		name: `m${String(i + 1).padStart(3, "0")}`,
+		url: "http://127.0.0.1:1",
+		tokenEnv: "T",
+		tokenFile: null,
+		token: "t",
+		projects: ["*"],
+		model: { instanceId: "claudeAgent", model: "claude-opus-5" },
+		options: [],
+		...extra,
+	}));
 }

@@ -16,6 +16,7 @@ import {
 import { REF_MAX } from "../../threads/dispatch/workspace.ts";
 import { waitForThreads } from "../../threads/wait/wait.ts";
 import {
+	HELD_REASONS,
 	heldProjectRefSchema,
 	heldSchema,
 	ID_MAX,
@@ -259,15 +260,7 @@ export const t3Dispatch = defineTool({
 					.array(
 						z.object({
 							machine: z.string(),
-							reason: z.enum([
-								"not_before",
-								"client_cap",
-								"machine_cap",
-								"usage_limit",
-								"offline",
-								"provider_not_ready",
-								"no_project",
-							]),
+							reason: z.enum(HELD_REASONS),
 							detail: z.string(),
 						}),
 					)
