@@ -101,6 +101,24 @@ const ofThread = (receiver: Receiver, threadId: string, type?: string) =>
 			(type === undefined || d.body.type === type),
 	);
 
+/**
+ * Until each receiver holds exactly one delivery of its type for the thread (checked together);
+ * those deliveries, in the order asked.
+ */
+async function heard(
+	threadId: string,
+	...wanted: [receiver: Receiver, type: string][]
+): Promise<Delivery[]> {
+	const each = () =>
+		wanted.map(([receiver, type]) => ofThread(receiver, threadId, type));
+	await until(
+		() => each().every((found) => found.length === 1),
+		10_000,
+		wanted.map(([, type]) => type).join(" and "),
+	);
+	return each().map((found) => found[0] as Delivery);
+}
+
 /** The approval_url as this test reaches it: the server's own address instead of public_url. */
 const local = (url: string) => url.replace(PUBLIC, base);
 
@@ -113,16 +131,8 @@ async function requestLink(title = "run ls") {
 	);
 	expect(dispatched.isError, dispatched.text).toBe(false);
 	const threadId = dispatched.data.thread_id;
-	await until(
-		() => ofThread(people, threadId, "approval.requested").length === 1,
-		10_000,
-		"approval.requested on the people hook",
-	);
-	const delivery = ofThread(
-		people,
-		threadId,
-		"approval.requested",
-	)[0] as Delivery;
+	const [requested] = await heard(threadId, [people, "approval.requested"]);
+	const delivery = requested as Delivery;
 	const url = String(delivery.body.approval_url);
 	return { threadId, delivery, url, localUrl: local(url) };
 }
@@ -194,11 +204,7 @@ describe("a link on the people hook only", () => {
 	});
 
 	test("the agents' hook gets the question, and no event there carries a link", async () => {
-		await until(
-			() => ofThread(agents, link.threadId, "thread.question").length === 1,
-			10_000,
-			"thread.question on the agents' hook",
-		);
+		await heard(link.threadId, [agents, "thread.question"]);
 		for (const d of agents.deliveries) {
 			expect(d.raw).not.toContain("/a/");
 			expect(d.raw).not.toContain("approval_url");
@@ -288,21 +294,12 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		expect(dialogs).toEqual([]);
 		await page.close();
 
-		await until(
-			() => ofThread(agents, link.threadId, "thread.completed").length === 1,
-			10_000,
-			"the run to complete",
-		);
+		await heard(link.threadId, [agents, "thread.completed"]);
 		expect(responds(link.threadId)).toHaveLength(1);
 	});
 
 	test("approval.settled follows on the people hook, thread.answered on the agents' hook", async () => {
-		await until(
-			() => ofThread(people, link.threadId, "approval.settled").length === 1,
-			10_000,
-			"approval.settled",
-		);
-		const settled = ofThread(people, link.threadId, "approval.settled")[0];
+		const [settled] = await heard(link.threadId, [people, "approval.settled"]);
 		expect(settled?.verified).toBe(true);
 		expect(settled?.body).toMatchObject({
 			type: "approval.settled",
@@ -313,12 +310,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			client: "boss",
 			via: "link",
 		});
-		await until(
-			() => ofThread(agents, link.threadId, "thread.answered").length === 1,
-			10_000,
-			"thread.answered",
-		);
-		const answered = ofThread(agents, link.threadId, "thread.answered")[0];
+		const [answered] = await heard(link.threadId, [agents, "thread.answered"]);
 		expect(answered?.body).toMatchObject({
 			type: "thread.answered",
 			machine: "demo",
@@ -380,25 +372,21 @@ if (chromium === undefined) test.skip(noChromiumMessage(), () => {});
 describe("a run that ends while waiting", () => {
 	test("settles the link with no decision; the agents' hook gets the outcome, not thread.answered", async () => {
 		const link = await requestLink();
-		await until(
-			() => ofThread(agents, link.threadId, "thread.question").length === 1,
-			10_000,
-			"thread.question",
-		);
+		await heard(link.threadId, [agents, "thread.question"]);
 		const stopped = await callTool(agent, "t3_interrupt", {
 			thread_id: link.threadId,
 		});
 		expect(stopped.isError, stopped.text).toBe(false);
-		await until(
-			() =>
-				ofThread(people, link.threadId, "approval.settled").length === 1 &&
-				ofThread(agents, link.threadId, "thread.interrupted").length === 1,
-			10_000,
-			"approval.settled and thread.interrupted",
+		const [settled] = await heard(
+			link.threadId,
+			[people, "approval.settled"],
+			[agents, "thread.interrupted"],
 		);
-		expect(
-			ofThread(people, link.threadId, "approval.settled")[0]?.body,
-		).toMatchObject({ decision: null, client: null, via: null });
+		expect(settled?.body).toMatchObject({
+			decision: null,
+			client: null,
+			via: null,
+		});
 		expect(ofThread(agents, link.threadId, "thread.answered")).toEqual([]);
 		const page = await (await fetch(link.localUrl)).text();
 		expect(page).toContain("no longer pending");
@@ -409,11 +397,7 @@ describe("a run that ends while waiting", () => {
 describe("answered in T3 itself", () => {
 	test("the link and thread.answered carry T3's recorded decision, without who", async () => {
 		const link = await requestLink();
-		await until(
-			() => ofThread(agents, link.threadId, "thread.question").length === 1,
-			10_000,
-			"thread.question",
-		);
+		await heard(link.threadId, [agents, "thread.question"]);
 		// Another T3 client (T3's own UI) answers over the protocol, not through the connector.
 		const sim = stack.sim();
 		const t3 = createMachine(
@@ -434,22 +418,20 @@ describe("answered in T3 itself", () => {
 		} finally {
 			await t3.stop();
 		}
-		await until(
-			() =>
-				ofThread(people, link.threadId, "approval.settled").length === 1 &&
-				ofThread(agents, link.threadId, "thread.answered").length === 1,
-			10_000,
-			"approval.settled and thread.answered",
+		const [settled, answered] = await heard(
+			link.threadId,
+			[people, "approval.settled"],
+			[agents, "thread.answered"],
 		);
-		expect(
-			ofThread(people, link.threadId, "approval.settled")[0]?.body,
-		).toMatchObject({ decision: "decline", client: null, via: null });
+		expect(settled?.body).toMatchObject({
+			decision: "decline",
+			client: null,
+			via: null,
+		});
 		expect(await (await fetch(link.localUrl)).text()).toContain(
 			"Already answered elsewhere: Decline.",
 		);
-		expect(
-			ofThread(agents, link.threadId, "thread.answered")[0]?.body,
-		).toMatchObject({
+		expect(answered?.body).toMatchObject({
 			kind: "approval",
 			decision: "decline",
 			client: null,
@@ -473,22 +455,10 @@ describe("unwatched threads", () => {
 		);
 		expect(dispatched.isError, dispatched.text).toBe(false);
 		const threadId = dispatched.data.thread_id;
-		await until(
-			() => ofThread(people, threadId, "approval.requested").length === 1,
-			10_000,
-			"approval.requested for an unwatched thread",
-		);
-		const url = local(
-			String(
-				ofThread(people, threadId, "approval.requested")[0]?.body.approval_url,
-			),
-		);
+		const [requested] = await heard(threadId, [people, "approval.requested"]);
+		const url = local(String(requested?.body.approval_url));
 		expect((await post(url, "decline")).status).toBe(200);
-		await until(
-			() => ofThread(people, threadId, "approval.settled").length === 1,
-			10_000,
-			"approval.settled for an unwatched thread",
-		);
+		await heard(threadId, [people, "approval.settled"]);
 		expect(ofThread(agents, threadId)).toEqual([]);
 	});
 });
@@ -504,24 +474,14 @@ describe("deciding once", () => {
 		expect(statuses).toEqual([200, 409]);
 		const second = a.status === 409 ? await a.text() : await b.text();
 		expect(second).not.toContain('name="decision"');
-		await until(
-			() => ofThread(agents, link.threadId, "thread.completed").length === 1,
-			10_000,
-			"the declined run to end",
-		);
+		await heard(link.threadId, [agents, "thread.completed"]); // the declined run ended
 		expect(responds(link.threadId)).toHaveLength(1);
 		// Without a browser too: the settled and answered events, and the audit row.
-		await until(
-			() =>
-				ofThread(people, link.threadId, "approval.settled").length === 1 &&
-				ofThread(agents, link.threadId, "thread.answered").length === 1,
-			10_000,
-			"approval.settled and thread.answered",
-		);
-		for (const event of [
-			ofThread(people, link.threadId, "approval.settled")[0],
-			ofThread(agents, link.threadId, "thread.answered")[0],
-		])
+		for (const event of await heard(
+			link.threadId,
+			[people, "approval.settled"],
+			[agents, "thread.answered"],
+		))
 			expect(event?.body).toMatchObject({
 				decision: "decline",
 				client: "boss",
@@ -555,14 +515,12 @@ describe("deciding once", () => {
 		});
 		expect(answered.isError, answered.text).toBe(false);
 		await boss.close();
-		await until(
-			() => ofThread(people, link.threadId, "approval.settled").length === 1,
-			10_000,
-			"approval.settled",
-		);
-		expect(
-			ofThread(people, link.threadId, "approval.settled")[0]?.body,
-		).toMatchObject({ decision: "accept", client: "boss", via: "mcp" });
+		const [settled] = await heard(link.threadId, [people, "approval.settled"]);
+		expect(settled?.body).toMatchObject({
+			decision: "accept",
+			client: "boss",
+			via: "mcp",
+		});
 		const page = await fetch(link.localUrl);
 		const html = await page.text();
 		expect(html).toContain("Already answered elsewhere");
