@@ -4,7 +4,7 @@
  * neither exists, so a test can skip with a clear message instead of failing.
  */
 import { existsSync } from "node:fs";
-import puppeteer, { type Browser } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 
 export const DEFAULT_CHROMIUM = "/usr/bin/chromium";
 
@@ -33,4 +33,17 @@ export async function launchBrowser(executablePath: string): Promise<Browser> {
 			"--disable-dev-shm-usage",
 		],
 	});
+}
+
+/** Clicks what submits a form (the selector) and waits for the page the answer loads. */
+export async function submit(page: Page, selector: string): Promise<void> {
+	await Promise.all([
+		page.waitForNavigation({ waitUntil: "load" }),
+		page.click(selector),
+	]);
+}
+
+/** The text of the page's `main`. */
+export function mainText(page: Page): Promise<string> {
+	return page.$eval("main", (m) => m.textContent ?? "");
 }

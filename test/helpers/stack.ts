@@ -542,25 +542,30 @@ export function testClient(
 	};
 }
 
-/** Waits until the thread's latest run is `running` (read through t3_thread). */
-export async function untilRunning(
+/** Waits until the thread's latest run has this status (read through t3_thread). */
+export async function untilRunStatus(
 	client: Client,
 	threadId: string,
+	status: string,
+	what = `run to be ${status}`,
 ): Promise<void> {
 	await until(
 		async () => {
 			const t = await callTool<{ latest_run: { status: string } | null }>(
 				client,
 				"t3_thread",
-				{
-					thread_id: threadId,
-				},
+				{ thread_id: threadId },
 			);
-			return t.data.latest_run?.status === "running";
+			return t.data.latest_run?.status === status;
 		},
 		10_000,
-		"run to be running",
+		what,
 	);
+}
+
+/** Waits until the thread's latest run is `running` (read through t3_thread). */
+export function untilRunning(client: Client, threadId: string): Promise<void> {
+	return untilRunStatus(client, threadId, "running");
 }
 
 /** The official MCP client (2025 era) on a server URL, with extra headers. */

@@ -18,7 +18,9 @@ import { auditRows } from "../helpers/audit.ts";
 import {
 	chromiumPath,
 	launchBrowser,
+	mainText,
 	noChromiumMessage,
+	submit,
 } from "../helpers/browser.ts";
 import {
 	type Delivery,
@@ -272,7 +274,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		await page.setViewport({ width: 360, height: 780, deviceScaleFactor: 2 });
 		await page.goto(link.localUrl, { waitUntil: "load" });
 		expect(await page.$$eval("img", (imgs) => imgs.length)).toBe(0);
-		const text = await page.$eval("main", (m) => m.textContent ?? "");
+		const text = await mainText(page);
 		expect(text).toContain(XSS_TITLE);
 		// Evaluated in the page (a string: this file is not compiled against the DOM's types).
 		const widths = (await page.evaluate(
@@ -284,13 +286,8 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			"getComputedStyle(document.querySelector('button[name=decision][value=accept]')).backgroundColor",
 		);
 		expect(background).toBe("rgb(26, 127, 55)");
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("button[name=decision][value=accept]"),
-		]);
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Decided: Accept, by client boss",
-		);
+		await submit(page, "button[name=decision][value=accept]");
+		expect(await mainText(page)).toContain("Decided: Accept, by client boss");
 		expect(dialogs).toEqual([]);
 		await page.close();
 
@@ -326,9 +323,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		const page = await browser.newPage();
 		await page.goto(link.localUrl, { waitUntil: "load" });
 		expect(await page.$$("button[name=decision]")).toHaveLength(0);
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Decided: Accept",
-		);
+		expect(await mainText(page)).toContain("Decided: Accept");
 		await page.close();
 	});
 
@@ -342,10 +337,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			await page.goto(shown.localUrl, { waitUntil: "load" });
 			mkdirSync(SHOTS, { recursive: true });
 			await page.screenshot({ path: join(SHOTS, "approval-link.png") });
-			await Promise.all([
-				page.waitForNavigation({ waitUntil: "load" }),
-				page.click("button[name=decision][value=accept]"),
-			]);
+			await submit(page, "button[name=decision][value=accept]");
 			await page.screenshot({
 				path: join(SHOTS, "approval-link-decided.png"),
 			});

@@ -17,7 +17,9 @@ import { auditRows } from "../helpers/audit.ts";
 import {
 	chromiumPath,
 	launchBrowser,
+	mainText,
 	noChromiumMessage,
+	submit,
 } from "../helpers/browser.ts";
 import {
 	callTool,
@@ -27,6 +29,7 @@ import {
 	testClient,
 	until,
 	untilMachinesOnline,
+	untilRunStatus,
 } from "../helpers/stack.ts";
 
 const SHOTS = join(import.meta.dir, "../../docs/images");
@@ -92,6 +95,10 @@ async function pendingKind(threadId: string): Promise<string | null> {
 	);
 	return read.data.question?.kind ?? null;
 }
+
+/** Until the thread's pending question is of this kind (null: none pending). */
+const untilPending = (threadId: string, kind: string | null, what: string) =>
+	until(async () => (await pendingKind(threadId)) === kind, 10_000, what);
 
 const form = (body: string) => ({
 	method: "POST",
@@ -404,10 +411,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		await page.goto(`${base}/console`, { waitUntil: "load" });
 		expect(new URL(page.url()).pathname).toBe("/console/sign-in");
 		await page.type("#token", token);
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("button[type=submit]"),
-		]);
+		await submit(page, "button[type=submit]");
 		expect(new URL(page.url()).pathname).toBe("/console");
 		return page;
 	}
@@ -476,9 +480,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		});
 		expect(await page.$eval("h1", (h) => h.textContent ?? "")).toBe(XSS_TITLE);
 		// The message quoting it too (T3's text, shown as text).
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			`say hello ${XSS_TITLE}`,
-		);
+		expect(await mainText(page)).toContain(`say hello ${XSS_TITLE}`);
 		expect(await page.$$eval("main img", (imgs) => imgs.length)).toBe(0);
 		await fits(page);
 		expect(dialogs).toEqual([]);
@@ -487,19 +489,13 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 
 	test("a non-approver sees no approve button and its forged POSTs are 403; the approver approves and the run completes", async () => {
 		const threadId = await dispatch("run a command", "List the files");
-		await until(
-			async () => (await pendingKind(threadId)) === "approval",
-			10_000,
-			"the approval",
-		);
+		await untilPending(threadId, "approval", "the approval");
 		const thread = `${base}/console/threads/${threadId}`;
 
 		const agentPage = await signedIn(TOKENS.agent);
 		await agentPage.goto(thread, { waitUntil: "load" });
 		expect(await agentPage.$$("button[name=decision]")).toHaveLength(0);
-		expect(await agentPage.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"approve right",
-		);
+		expect(await mainText(agentPage)).toContain("approve right");
 		// The decision form posted without the CSRF token: 403, nothing sent.
 		const forged = (await agentPage.evaluate(
 			`fetch(${JSON.stringify(`${thread}/decide`)}, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=accept" }).then((r) => r.status)`,
@@ -521,16 +517,11 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		await bossPage.setViewport({ width: 360, height: 740 });
 		await bossPage.goto(thread, { waitUntil: "load" });
 		await fits(bossPage);
-		await Promise.all([
-			bossPage.waitForNavigation({ waitUntil: "load" }),
-			bossPage.click("button[name=decision][value=accept]"),
-		]);
+		await submit(bossPage, "button[name=decision][value=accept]");
 		expect(new URL(bossPage.url()).pathname).toBe(
 			`/console/threads/${threadId}`,
 		);
-		expect(await bossPage.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Sent: accept",
-		);
+		expect(await mainText(bossPage)).toContain("Sent: accept");
 		// The thread page follows the run by itself: no reload, the notice kept.
 		await bossPage.evaluate("window.__kept = 'the same page'");
 		await bossPage.waitForFunction(
@@ -538,18 +529,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			{ timeout: 10_000 },
 		);
 		expect(await bossPage.evaluate("window.__kept")).toBe("the same page");
-		await until(
-			async () => {
-				const read = await callTool<{ latest_run: { status: string } }>(
-					agent,
-					"t3_thread",
-					{ thread_id: threadId },
-				);
-				return read.data.latest_run.status === "completed";
-			},
-			10_000,
-			"the run to complete",
-		);
+		await untilRunStatus(agent, threadId, "completed", "the run to complete");
 		await bossPage.browserContext().close();
 
 		const rows = auditRows(stack).filter((r) => r.thread_id === threadId);
@@ -575,21 +555,12 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 
 	test("a client above read-only answers a question and interrupts a run from the console", async () => {
 		const asked = await dispatch("ask me", "Pick the colour");
-		await until(
-			async () => (await pendingKind(asked)) === "user_input",
-			10_000,
-			"the question",
-		);
+		await untilPending(asked, "user_input", "the question");
 		const page = await signedIn(TOKENS.agent);
 		await page.goto(`${base}/console/threads/${asked}`, { waitUntil: "load" });
 		await page.click("input[name='q:color'][value='Blue']");
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("form[action$='/answer'] button[type=submit]"),
-		]);
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Answer sent.",
-		);
+		await submit(page, "form[action$='/answer'] button[type=submit]");
+		expect(await mainText(page)).toContain("Answer sent.");
 		await until(
 			async () => {
 				const read = await callTool<{
@@ -606,38 +577,11 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		);
 
 		const long = await dispatch("long task", "Take your time");
-		await until(
-			async () => {
-				const read = await callTool<{ latest_run: { status: string } | null }>(
-					agent,
-					"t3_thread",
-					{ thread_id: long },
-				);
-				return read.data.latest_run?.status === "running";
-			},
-			10_000,
-			"the long run to go",
-		);
+		await untilRunStatus(agent, long, "running", "the long run to go");
 		await page.goto(`${base}/console/threads/${long}`, { waitUntil: "load" });
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("form[action$='/interrupt'] button"),
-		]);
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Interrupt sent.",
-		);
-		await until(
-			async () => {
-				const read = await callTool<{ latest_run: { status: string } }>(
-					agent,
-					"t3_thread",
-					{ thread_id: long },
-				);
-				return read.data.latest_run.status === "interrupted";
-			},
-			10_000,
-			"the run interrupted",
-		);
+		await submit(page, "form[action$='/interrupt'] button");
+		expect(await mainText(page)).toContain("Interrupt sent.");
+		await untilRunStatus(agent, long, "interrupted", "the run interrupted");
 		await page.browserContext().close();
 		const rows = auditRows(stack).filter(
 			(r) => r.via === "console" && r.client === "agent",
@@ -661,11 +605,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 	test("without JavaScript: sign-in, the lists by reload, and a decision by the form", async () => {
 		const page = await signedIn(TOKENS.boss, false);
 		const threadId = await dispatch("run a command", "Decide without scripts");
-		await until(
-			async () => (await pendingKind(threadId)) === "approval",
-			10_000,
-			"the approval",
-		);
+		await untilPending(threadId, "approval", "the approval");
 		await page.reload({ waitUntil: "load" });
 		expect(
 			await page.$$(`ul[data-section=attention] [data-thread="${threadId}"]`),
@@ -673,18 +613,9 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		await page.goto(`${base}/console/threads/${threadId}`, {
 			waitUntil: "load",
 		});
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("button[name=decision][value=decline]"),
-		]);
-		expect(await page.$eval("main", (m) => m.textContent ?? "")).toContain(
-			"Sent: decline",
-		);
-		await until(
-			async () => (await pendingKind(threadId)) === null,
-			10_000,
-			"the approval answered",
-		);
+		await submit(page, "button[name=decision][value=decline]");
+		expect(await mainText(page)).toContain("Sent: decline");
+		await untilPending(threadId, null, "the approval answered");
 		await page.browserContext().close();
 	});
 
@@ -693,10 +624,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 		const cookie = (await page.browserContext().cookies()).find(
 			(c) => c.name === "t3mcp_console",
 		);
-		await Promise.all([
-			page.waitForNavigation({ waitUntil: "load" }),
-			page.click("form[action='/console/sign-out'] button"),
-		]);
+		await submit(page, "form[action='/console/sign-out'] button");
 		expect(new URL(page.url()).pathname).toBe("/console/sign-in");
 		const again = await fetch(`${base}/console`, {
 			headers: { cookie: `t3mcp_console=${cookie?.value}` },
@@ -729,11 +657,7 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			await dispatch("ask me", "Choose the release colour");
 			await dispatch("long task", "Refactor the billing module");
 			await dispatch("fail", "Upgrade the test runner");
-			await until(
-				async () => (await pendingKind(approval)) === "approval",
-				10_000,
-				"the approval",
-			);
+			await untilPending(approval, "approval", "the approval");
 			const page = await signedIn(TOKENS.ops);
 			await page.setViewport({ width: 1280, height: 1000 });
 			await page.reload({ waitUntil: "load" });
