@@ -21,6 +21,7 @@ import {
 	noChromiumMessage,
 	submit,
 } from "../helpers/browser.ts";
+import { consoleCookie } from "../helpers/console.ts";
 import {
 	callTool,
 	connectAs,
@@ -150,14 +151,7 @@ describe("without a browser", () => {
 	});
 
 	/** A session cookie of the client with this token (signed in without a browser). */
-	async function cookieOf(token: string): Promise<string> {
-		const signIn = await fetch(`${base}/console/sign-in`, {
-			...form(`token=${token}`),
-			redirect: "manual",
-		});
-		expect(signIn.status).toBe(303);
-		return (signIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
-	}
+	const cookieOf = (token: string) => consoleCookie(base, token);
 	const csrfIn = (html: string) =>
 		/name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
 

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
+import { consoleCookie } from "../helpers/console.ts";
 import { untilIdle } from "../helpers/pool.ts";
 import { busyOn } from "../helpers/sim-busy.ts";
 import {
@@ -48,6 +49,13 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 		});
 	/** Until the connector shows x and y without a busy thread. */
 	const idle = () => untilIdle(ops, "x and y idle");
+	/** Once x and y are idle, a long task on each (both at their cap); those dispatches. */
+	const fillBoth = async () => {
+		await idle();
+		const onX = await dispatch(ops, { machine: "x" });
+		const onY = await dispatch(ops, { machine: "y" });
+		return [onX, onY] as const;
+	};
 	/** Where each thread runs now, by simulator. */
 	const runsOn = (id: string) =>
 		["x", "y"].filter((m) => stack.sim(m).threadIds().includes(id));
@@ -143,9 +151,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("a withdraw racing the start interrupts the run that started", async () => {
-		await idle();
-		const onX = await dispatch(ops, { machine: "x" });
-		const onY = await dispatch(ops, { machine: "y" });
+		const [onX, onY] = await fillBoth();
 		const held = await dispatch(ops, { machine: "*" });
 		const id = held.data.thread_id;
 		let release = () => {};
@@ -207,9 +213,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("the idempotency key returns the held, then withdrawn, result; another the started one", async () => {
-		await idle();
-		const onX = await dispatch(ops, { machine: "x" });
-		const onY = await dispatch(ops, { machine: "y" });
+		const [onX, onY] = await fillBoth();
 		const args = { machine: "*", idempotency_key: "held-key-1" };
 		const first = await dispatch(ops, args);
 		const again = await dispatch(ops, args);
@@ -255,9 +259,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("max_held per client and per server; attachments never held; continuing a held one refused", async () => {
-		await idle();
-		const onX = await dispatch(ops, { machine: "x" });
-		const onY = await dispatch(ops, { machine: "y" });
+		const [onX, onY] = await fillBoth();
 		expect([onX.isError, onY.isError]).toEqual([false, false]);
 		const one = await dispatch(small, { machine: "*" });
 		expect(one.data.run_status).toBe("held");
@@ -313,9 +315,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("the console lists held dispatches with reason and position, and withdraws one", async () => {
-		await idle();
-		const onX = await dispatch(ops, { machine: "x" });
-		const onY = await dispatch(ops, { machine: "y" });
+		const [onX, onY] = await fillBoth();
 		const held = await dispatch(ops, { machine: "*", title: "wait for room" });
 		expect(held.data.run_status).toBe("held");
 		const base = new URL(stack.server.mcpUrl).origin;
@@ -328,11 +328,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 			body,
 			redirect: "manual" as const,
 		});
-		const signIn = await fetch(
-			`${base}/console/sign-in`,
-			form(`token=${TOKENS.ops}`),
-		);
-		const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+		const cookie = await consoleCookie(base, TOKENS.ops);
 		const page = await (
 			await fetch(`${base}/console`, { headers: { cookie } })
 		).text();
@@ -360,9 +356,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("t3_wait on a held dispatch and a running thread answers for whichever settles first", async () => {
-		await idle();
-		const onX = await dispatch(ops, { machine: "x" });
-		const onY = await dispatch(ops, { machine: "y" });
+		const [onX, onY] = await fillBoth();
 		const held = await dispatch(ops, { machine: "*", prompt: "say hello" });
 		expect(held.data.run_status).toBe("held");
 		const waiting = callTool<{ thread_id: string; outcome: string }>(
