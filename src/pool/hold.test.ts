@@ -178,43 +178,50 @@ describe("holding", () => {
 });
 
 describe("the drain", () => {
-	/** A drain whose starts succeed on the machines listed in `room` (one slot each). */
-	function drainOf(s: ReturnType<typeof setup>, room: Set<string>) {
-		const started: string[] = [];
-		const drain = createDrain({
+	/** A drain over the setup's rows and machines that starts a row with `tryStart`. */
+	const drainWith = (
+		s: ReturnType<typeof setup>,
+		tryStart: (head: HeldHead) => StartTry,
+	) =>
+		createDrain({
 			holding: s.holding,
 			fleet: s.fleet,
 			clock: s.clock,
 			log: silentLogger,
 			clientOfThread: () => null,
-			tryStart(head: HeldHead): StartTry {
-				const candidates = s.holding.candidatesOf(head);
-				const free = candidates.find((m) => room.has(m));
-				if (!free)
-					return {
-						started: false,
-						skipped: candidates.map((m) => ({
-							machine: m,
-							reason: "machine_cap" as const,
-							detail: "full",
-						})),
-					};
-				room.delete(free);
-				started.push(`${head.thread_id}@${free}`);
-				s.holding.markStarting(head.thread_id, free, `c-${head.thread_id}`);
-				return {
-					started: true,
-					done: Promise.resolve().then(() =>
-						s.holding.markStarted(head.thread_id, {
-							machine: free,
-							project: { id: "p", title: "demo", path: "/p" },
-							runId: null,
-							placement: null,
-						}),
-					),
-				};
-			},
+			tryStart,
 			replay: () => null,
+		});
+
+	/** A drain whose starts succeed on the machines listed in `room` (one slot each). */
+	function drainOf(s: ReturnType<typeof setup>, room: Set<string>) {
+		const started: string[] = [];
+		const drain = drainWith(s, (head) => {
+			const candidates = s.holding.candidatesOf(head);
+			const free = candidates.find((m) => room.has(m));
+			if (!free)
+				return {
+					started: false,
+					skipped: candidates.map((m) => ({
+						machine: m,
+						reason: "machine_cap" as const,
+						detail: "full",
+					})),
+				};
+			room.delete(free);
+			started.push(`${head.thread_id}@${free}`);
+			s.holding.markStarting(head.thread_id, free, `c-${head.thread_id}`);
+			return {
+				started: true,
+				done: Promise.resolve().then(() =>
+					s.holding.markStarted(head.thread_id, {
+						machine: free,
+						project: { id: "p", title: "demo", path: "/p" },
+						runId: null,
+						placement: null,
+					}),
+				),
+			};
 		});
 		return { drain, started };
 	}
@@ -266,19 +273,11 @@ describe("the drain", () => {
 		s.hold("*", "a");
 		clients.pop();
 		const never: string[] = [];
-		const drain = createDrain({
-			holding: s.holding,
-			fleet: s.fleet,
-			clock: s.clock,
-			log: silentLogger,
-			clientOfThread: () => null,
-			tryStart(head): StartTry {
-				if (s.holding.candidatesOf(head).length > 0)
-					return { started: false, skipped: [] };
-				never.push(head.thread_id);
-				return { never: "gone" };
-			},
-			replay: () => null,
+		const drain = drainWith(s, (head) => {
+			if (s.holding.candidatesOf(head).length > 0)
+				return { started: false, skipped: [] };
+			never.push(head.thread_id);
+			return { never: "gone" };
 		});
 		drain.start();
 		await settle();
@@ -292,22 +291,14 @@ describe("the drain", () => {
 		s.hold("*");
 		let tries = 0;
 		let finish = () => {};
-		const drain = createDrain({
-			holding: s.holding,
-			fleet: s.fleet,
-			clock: s.clock,
-			log: silentLogger,
-			clientOfThread: () => null,
-			tryStart(): StartTry {
-				tries += 1;
-				return {
-					started: true,
-					done: new Promise<void>((resolve) => {
-						finish = resolve;
-					}),
-				};
-			},
-			replay: () => null,
+		const drain = drainWith(s, () => {
+			tries += 1;
+			return {
+				started: true,
+				done: new Promise<void>((resolve) => {
+					finish = resolve;
+				}),
+			};
 		});
 		drain.start();
 		await settle();
