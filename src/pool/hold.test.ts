@@ -6,7 +6,8 @@
  * on a manual clock, and a client at its own cap not holding up the others.
  */
 import { describe, expect, it } from "bun:test";
-import type { ClientConfig, MachineConfig } from "../config/types.ts";
+import { fakeMachineConfig } from "../../test/helpers/fake-machine.ts";
+import type { ClientConfig } from "../config/types.ts";
 import { createFleet } from "../fleet/fleet.ts";
 import type { RightsError } from "../rights/refusal.ts";
 import { openDb } from "../store/db.ts";
@@ -37,18 +38,8 @@ const client = (
 
 function setup(names = ["x", "y"], clients = [client("a"), client("b")]) {
 	const listeners = new Set<(c: ShellChange) => void>();
-	const configs: MachineConfig[] = names.map((name) => ({
-		name,
-		url: "http://127.0.0.1:1",
-		tokenEnv: "T",
-		tokenFile: null,
-		token: "t",
-		projects: ["*"],
-		model: null,
-		options: [],
-	}));
 	const fleet = createFleet(
-		configs,
+		names.map((name) => fakeMachineConfig(name)),
 		(c) =>
 			({
 				name: c.name,
