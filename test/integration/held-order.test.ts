@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { consoleCookie } from "../helpers/console.ts";
 import { untilIdle } from "../helpers/pool.ts";
-import { busyOn } from "../helpers/sim-busy.ts";
+import { untilSimsIdle } from "../helpers/sim-busy.ts";
 import {
 	callTool,
 	connectAs,
@@ -143,11 +143,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 		expect(runsOn(d4.data.thread_id)).toEqual(["x"]);
 		for (const id of [d3.data.thread_id, d4.data.thread_id])
 			for (const m of runsOn(id)) stack.sim(m).finishRun(id);
-		await until(
-			() => busyOn(stack.sim("x")).length + busyOn(stack.sim("y")).length === 0,
-			10_000,
-			"x and y idle",
-		);
+		await untilSimsIdle(stack, ["x", "y"]);
 	});
 
 	test("a withdraw racing the start interrupts the run that started", async () => {
@@ -184,11 +180,7 @@ describe("order across machines, no head-of-line blocking, withdrawals", () => {
 	});
 
 	test("not_before in the past is now; more than 7 days ahead is refused", async () => {
-		await until(
-			() => busyOn(stack.sim("x")).length + busyOn(stack.sim("y")).length === 0,
-			10_000,
-			"idle",
-		);
+		await untilSimsIdle(stack, ["x", "y"]);
 		const past = await dispatch(ops, {
 			machine: "*",
 			prompt: "say hello",

@@ -20,7 +20,7 @@ import {
 	startReceiver,
 	TEST_SECRET,
 } from "../helpers/receiver.ts";
-import { busyOn } from "../helpers/sim-busy.ts";
+import { busyOn, untilSimsIdle } from "../helpers/sim-busy.ts";
 import {
 	callTool,
 	connectAs,
@@ -212,11 +212,7 @@ describe("the held bar: a and b at max_active_runs 1, c's window used up", () =>
 	});
 
 	test("a not_before 15 s ahead holds a dispatch until then", async () => {
-		await until(
-			() => busyOn(stack.sim("a")).length + busyOn(stack.sim("b")).length === 0,
-			10_000,
-			"a and b idle",
-		);
+		await untilSimsIdle(stack, ["a", "b"]);
 		const at = new Date(clock.now() + 15_000).toISOString();
 		const later = await dispatch({ prompt: "say hello", not_before: at });
 		expect(later.data).toMatchObject({
