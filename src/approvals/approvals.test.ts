@@ -4,6 +4,7 @@
  * another shape or none. A manual clock; the state file in memory.
  */
 import { describe, expect, test } from "bun:test";
+import { testApprovals } from "../../test/helpers/approvals.ts";
 import type {
 	AppConfig,
 	ApprovalsConfig,
@@ -16,14 +17,7 @@ import { approvalsKey, createApprovals } from "./approvals.ts";
 import { createLinkStore } from "./link-store.ts";
 import { newLinkToken, tokenHash } from "./tokens.ts";
 
-const APPROVALS: ApprovalsConfig = {
-	linkClient: "boss",
-	hookUrl: "http://127.0.0.1:9/people",
-	hookTokenEnv: null,
-	hookToken: undefined,
-	linkTtlS: 3600,
-	decisions: ["accept", "decline"],
-};
+const APPROVALS = testApprovals("http://127.0.0.1:9/people");
 const BOSS = { name: "boss", approve: true } as ClientConfig;
 
 function fixture() {

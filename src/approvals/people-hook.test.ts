@@ -3,6 +3,7 @@
  * or dead, the row's body has the token masked. Log lines never show a link's token.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { testApprovals } from "../../test/helpers/approvals.ts";
 import { createMetrics } from "../metrics/metrics.ts";
 import { openDb } from "../store/db.ts";
 import { createManualClock } from "../util/clock.ts";
@@ -10,14 +11,7 @@ import { createLogger, silentLogger } from "../util/log.ts";
 import { createPeopleHook } from "./people-hook.ts";
 import { linkUrl, newLinkToken } from "./tokens.ts";
 
-const APPROVALS = {
-	linkClient: "boss",
-	hookUrl: "http://127.0.0.1:9/people",
-	hookTokenEnv: null,
-	hookToken: undefined,
-	linkTtlS: 3600,
-	decisions: ["accept", "decline"],
-};
+const APPROVALS = testApprovals("http://127.0.0.1:9/people");
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {

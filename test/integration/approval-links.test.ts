@@ -14,6 +14,7 @@ import type { AppConfig } from "../../src/config/types.ts";
 import { healthReport } from "../../src/http/health.ts";
 import { createMachine } from "../../src/t3/connect/machine.ts";
 import { createLogger, silentLogger } from "../../src/util/log.ts";
+import { testApprovals } from "../helpers/approvals.ts";
 import { auditRows } from "../helpers/audit.ts";
 import {
 	chromiumPath,
@@ -74,14 +75,7 @@ beforeAll(async () => {
 			// Allowed for browser MCP clients: never for a link's POST.
 			allowedOrigins: ["https://claude.ai"],
 		},
-		approvals: {
-			linkClient: "boss",
-			hookUrl: people.url,
-			hookTokenEnv: null,
-			hookToken: undefined,
-			linkTtlS: 3600,
-			decisions: ["accept", "decline"],
-		},
+		approvals: testApprovals(people.url),
 	});
 	stack.sim().record(true);
 	base = new URL(stack.server.mcpUrl).origin;
@@ -582,14 +576,7 @@ describe("a reload", () => {
 			};
 			const report = await reload((c) => {
 				c.server.publicUrl = PUBLIC;
-				c.approvals = {
-					linkClient: "boss",
-					hookUrl: hook.url,
-					hookTokenEnv: null,
-					hookToken: undefined,
-					linkTtlS: 3600,
-					decisions: ["accept", "decline"],
-				};
+				c.approvals = testApprovals(hook.url);
 			});
 			expect(report.server.applied).toContain("publicUrl");
 			const dispatched = await callTool<{ thread_id: string }>(
