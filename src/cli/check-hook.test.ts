@@ -3,38 +3,26 @@
  * ✓ and sees no request; one that cannot be reached is a ⚠ with the fix that does not fail
  * `check`, in the text and in `--json`, never showing the URL's path.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { hookWorkspace } from "../../test/helpers/hook-workspace.ts";
 import { freePort } from "../../test/helpers/process.ts";
-import { type Receiver, startReceiver } from "../../test/helpers/receiver.ts";
 import { runCheck } from "./check.ts";
 import { probeUrl } from "./hook-probe.ts";
 
 const PATH = "/hooks/path-secret-abcdefghijklmnop";
 
-let dir: string;
-let receiver: Receiver;
-beforeAll(() => {
-	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-check-hook-"));
-	writeFileSync(join(dir, "t3code.toml"), "# no machines\n");
-	receiver = startReceiver();
-});
-afterAll(async () => {
-	await receiver.stop();
-	rmSync(dir, { recursive: true, force: true });
-});
+const workspace = hookWorkspace("t3code-mcp-check-hook-");
 
 async function check(hookUrl: string, argv: string[] = []) {
 	let out = "";
 	const code = await runCheck(argv, {
 		env: {
-			T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
+			T3CODE_MCP_CONFIG: join(workspace.dir, "t3code.toml"),
 			T3CODE_MCP_STATE: ":memory:",
 			T3CODE_MCP_HOOK_URL: hookUrl,
 		},
-		cwd: dir,
+		cwd: workspace.dir,
 		write: (t) => {
 			out += t;
 		},
@@ -44,13 +32,13 @@ async function check(hookUrl: string, argv: string[] = []) {
 
 describe("check and the hook", () => {
 	test("a receiver that listens: ✓, and it receives nothing", async () => {
-		const before = receiver.attempts();
-		const { code, out } = await check(`${receiver.url}${PATH}`);
+		const before = workspace.receiver.attempts();
+		const { code, out } = await check(`${workspace.receiver.url}${PATH}`);
 		expect(code).toBe(0);
 		expect(out).toContain(
-			`✓ webhook: events are POSTed to ${new URL(receiver.url).origin} (the path is not shown); it accepts connections`,
+			`✓ webhook: events are POSTed to ${new URL(workspace.receiver.url).origin} (the path is not shown); it accepts connections`,
 		);
-		expect(receiver.attempts()).toBe(before);
+		expect(workspace.receiver.attempts()).toBe(before);
 		expect(out).not.toContain("path-secret");
 	});
 
@@ -89,7 +77,7 @@ describe("check and the hook", () => {
 
 	test("the probe of an https URL completes the TLS handshake: a port speaking plain HTTP fails it", async () => {
 		const plain = await probeUrl(
-			`https://127.0.0.1:${new URL(receiver.url).port}/hook`,
+			`https://127.0.0.1:${new URL(workspace.receiver.url).port}/hook`,
 		);
 		expect(plain).toMatchObject({ ok: false });
 		if (!plain.ok) expect(plain.reason).toContain("TLS handshake failed");

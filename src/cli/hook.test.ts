@@ -3,16 +3,11 @@
  * Standard Webhooks receiver verifies, a refusal and nothing listening (exit 1, saying why
  * without the hook URL's path or a secret), and no hook configured.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { hookWorkspace } from "../../test/helpers/hook-workspace.ts";
 import { freePort } from "../../test/helpers/process.ts";
-import {
-	type Receiver,
-	startReceiver,
-	TEST_SECRET,
-} from "../../test/helpers/receiver.ts";
+import { TEST_SECRET } from "../../test/helpers/receiver.ts";
 import { isWebhookSecret } from "../config/values.ts";
 import type { ParsedArgs } from "./args.ts";
 import { newWebhookSecret, runHook } from "./hook.ts";
@@ -21,17 +16,7 @@ const HOOK_TOKEN = "hook-bearer-0123456789";
 /** A path segment long enough to be taken for a secret, as many webhook URLs have. */
 const SECRET_PATH = "/hooks/path-secret-abcdefghijklmnop";
 
-let dir: string;
-let receiver: Receiver;
-beforeAll(() => {
-	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-hook-"));
-	writeFileSync(join(dir, "t3code.toml"), "# no machines\n");
-	receiver = startReceiver();
-});
-afterAll(async () => {
-	await receiver.stop();
-	rmSync(dir, { recursive: true, force: true });
-});
+const workspace = hookWorkspace("t3code-mcp-hook-");
 
 const args = (sub: string): ParsedArgs => ({
 	flags: new Map(),
@@ -45,13 +30,13 @@ async function hook(sub: string, url?: string) {
 	let stderr = "";
 	const code = await runHook(args(sub), {
 		env: {
-			T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
-			T3CODE_MCP_STATE: join(dir, "state.sqlite"),
+			T3CODE_MCP_CONFIG: join(workspace.dir, "t3code.toml"),
+			T3CODE_MCP_STATE: join(workspace.dir, "state.sqlite"),
 			T3CODE_MCP_HOOK_TOKEN: HOOK_TOKEN,
 			T3CODE_MCP_HOOK_SECRET: TEST_SECRET,
 			...(url === undefined ? {} : { T3CODE_MCP_HOOK_URL: url }),
 		},
-		cwd: dir,
+		cwd: workspace.dir,
 		out: (t) => {
 			stdout += t;
 		},
@@ -88,12 +73,12 @@ describe("hook secret", () => {
 
 describe("hook test", () => {
 	test("2xx: one signed webhook.test the receiver verifies, its status and time printed, exit 0", async () => {
-		receiver.setMode("ok");
-		const before = receiver.deliveries.length;
-		const run = await hook("test", `${receiver.url}${SECRET_PATH}`);
+		workspace.receiver.setMode("ok");
+		const before = workspace.receiver.deliveries.length;
+		const run = await hook("test", `${workspace.receiver.url}${SECRET_PATH}`);
 		expect(run.code).toBe(0);
-		const delivery = receiver.deliveries[before];
-		expect(receiver.deliveries).toHaveLength(before + 1);
+		const delivery = workspace.receiver.deliveries[before];
+		expect(workspace.receiver.deliveries).toHaveLength(before + 1);
 		expect(delivery?.verified).toBe(true);
 		expect(delivery?.headers.authorization).toBe(`Bearer ${HOOK_TOKEN}`);
 		const body = delivery?.body as Record<string, unknown>;
@@ -102,7 +87,7 @@ describe("hook test", () => {
 		expect(body.id).toMatch(/^evt_/);
 		expect(delivery?.headers["webhook-id"]).toBe(body.id as string);
 		expect(Number.isNaN(Date.parse(body.occurred_at as string))).toBe(false);
-		const origin = new URL(receiver.url).origin;
+		const origin = new URL(workspace.receiver.url).origin;
 		expect(run.stdout).toMatch(
 			new RegExp(
 				`^✓ webhook\\.test ${body.id} to ${origin} .*: HTTP 204 in \\d+ ms`,
@@ -112,9 +97,9 @@ describe("hook test", () => {
 	});
 
 	test("500: the status and the receiver's words, exit 1", async () => {
-		receiver.setMode({ status: 500, body: "database down" });
+		workspace.receiver.setMode({ status: 500, body: "database down" });
 		try {
-			const run = await hook("test", `${receiver.url}${SECRET_PATH}`);
+			const run = await hook("test", `${workspace.receiver.url}${SECRET_PATH}`);
 			expect(run.code).toBe(1);
 			expect(run.stdout).toMatch(
 				/^✗ .*: HTTP 500 in \d+ ms .*: database down\n/,
@@ -122,7 +107,7 @@ describe("hook test", () => {
 			expect(run.stdout).toContain("fix:");
 			expectNothingSecret(run.all);
 		} finally {
-			receiver.setMode("ok");
+			workspace.receiver.setMode("ok");
 		}
 	});
 

@@ -5,43 +5,28 @@
  * reach and still passes; `sim --help` lists its flags and the simulated agent's prompts;
  * `--help` lists `hook`.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { SIM_PROMPTS } from "../../src/sim/agent/prompts.ts";
+import { hookWorkspace } from "../helpers/hook-workspace.ts";
 import { freePort, runToExit } from "../helpers/process.ts";
-import {
-	type Receiver,
-	startReceiver,
-	TEST_SECRET,
-} from "../helpers/receiver.ts";
+import { TEST_SECRET } from "../helpers/receiver.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ENTRY = join(ROOT, "src/index.ts");
 const HOOK_TOKEN = "operator-hook-token-2468";
 const SECRET_PATH = "/in/path-secret-1357924680";
 
-let dir: string;
-let receiver: Receiver;
-beforeAll(() => {
-	dir = mkdtempSync(join(tmpdir(), "t3code-mcp-operators-"));
-	writeFileSync(join(dir, "t3code.toml"), "# no machines\n");
-	receiver = startReceiver();
-});
-afterAll(async () => {
-	await receiver.stop();
-	rmSync(dir, { recursive: true, force: true });
-});
+const workspace = hookWorkspace("t3code-mcp-operators-");
 
 function cli(args: string[], env: Record<string, string> = {}) {
 	return runToExit([process.execPath, "run", ENTRY, ...args], {
-		cwd: dir,
+		cwd: workspace.dir,
 		env: {
 			PATH: process.env.PATH ?? "",
-			HOME: dir,
-			T3CODE_MCP_CONFIG: join(dir, "t3code.toml"),
-			T3CODE_MCP_STATE: join(dir, "state.sqlite"),
+			HOME: workspace.dir,
+			T3CODE_MCP_CONFIG: join(workspace.dir, "t3code.toml"),
+			T3CODE_MCP_STATE: join(workspace.dir, "state.sqlite"),
 			T3CODE_MCP_LOG_LEVEL: "info",
 			...env,
 		},
@@ -70,15 +55,15 @@ describe("hook", () => {
 	}, 20_000);
 
 	test("hook test: a signed webhook.test the receiver verifies, exit 0", async () => {
-		receiver.setMode("ok");
-		const before = receiver.deliveries.length;
+		workspace.receiver.setMode("ok");
+		const before = workspace.receiver.deliveries.length;
 		const run = await cli(
 			["hook", "test"],
-			hookEnv(`${receiver.url}${SECRET_PATH}`),
+			hookEnv(`${workspace.receiver.url}${SECRET_PATH}`),
 		);
 		expect(run.code).toBe(0);
-		expect(receiver.deliveries).toHaveLength(before + 1);
-		const delivery = receiver.deliveries[before];
+		expect(workspace.receiver.deliveries).toHaveLength(before + 1);
+		const delivery = workspace.receiver.deliveries[before];
 		expect(delivery?.verified).toBe(true);
 		expect(delivery?.body.type).toBe("webhook.test");
 		expect(run.stdout).toMatch(
@@ -88,17 +73,17 @@ describe("hook", () => {
 	}, 20_000);
 
 	test("hook test: a receiver answering 500 is exit 1", async () => {
-		receiver.setMode({ status: 500 });
+		workspace.receiver.setMode({ status: 500 });
 		try {
 			const run = await cli(
 				["hook", "test"],
-				hookEnv(`${receiver.url}${SECRET_PATH}`),
+				hookEnv(`${workspace.receiver.url}${SECRET_PATH}`),
 			);
 			expect(run.code).toBe(1);
 			expect(run.stdout).toContain("HTTP 500");
 			expectNothingSecret(run.stdout + run.stderr);
 		} finally {
-			receiver.setMode("ok");
+			workspace.receiver.setMode("ok");
 		}
 	}, 20_000);
 
