@@ -154,36 +154,31 @@ describe("without a browser", () => {
 	const cookieOf = (token: string) => consoleCookie(base, token);
 	const csrfIn = (html: string) =>
 		/name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+	/** A console page's HTML as the session with this cookie gets it. */
+	const pageAs = async (cookie: string, path = "/console") =>
+		(await fetch(`${base}${path}`, { headers: { cookie } })).text();
+	/** Replays the dead outbox events as this session, with the CSRF token of its `page`. */
+	const replayAs = (cookie: string, page: string) =>
+		fetch(`${base}/console/outbox/replay`, {
+			...form(`csrf=${encodeURIComponent(csrfIn(page))}`),
+			headers: {
+				cookie,
+				"content-type": "application/x-www-form-urlencoded",
+			},
+			redirect: "manual",
+		});
 
 	test("full access sees the outbox and may replay dead events; read-only neither", async () => {
 		const ops = await cookieOf(TOKENS.ops);
-		const opsPage = await (
-			await fetch(`${base}/console`, { headers: { cookie: ops } })
-		).text();
+		const opsPage = await pageAs(ops);
 		expect(opsPage).toContain('id="h-outbox"');
-		const replay = await fetch(`${base}/console/outbox/replay`, {
-			...form(`csrf=${encodeURIComponent(csrfIn(opsPage))}`),
-			headers: {
-				cookie: ops,
-				"content-type": "application/x-www-form-urlencoded",
-			},
-			redirect: "manual",
-		});
+		const replay = await replayAs(ops, opsPage);
 		expect(replay.status).toBe(303);
 
 		const boss = await cookieOf(TOKENS.boss);
-		const bossPage = await (
-			await fetch(`${base}/console`, { headers: { cookie: boss } })
-		).text();
+		const bossPage = await pageAs(boss);
 		expect(bossPage).not.toContain('id="h-outbox"');
-		const refused = await fetch(`${base}/console/outbox/replay`, {
-			...form(`csrf=${encodeURIComponent(csrfIn(bossPage))}`),
-			headers: {
-				cookie: boss,
-				"content-type": "application/x-www-form-urlencoded",
-			},
-			redirect: "manual",
-		});
+		const refused = await replayAs(boss, bossPage);
 		expect(refused.status).toBe(403);
 		const replays = auditRows(stack).filter((r) => r.tool === "outbox_replay");
 		expect(replays).toContainEqual(
@@ -205,19 +200,13 @@ describe("without a browser", () => {
 		let overview = "";
 		await until(
 			async () => {
-				overview = await (
-					await fetch(`${base}/console`, { headers: { cookie: boss } })
-				).text();
+				overview = await pageAs(boss);
 				return overview.includes(threadId);
 			},
 			10_000,
 			"the thread on the console",
 		);
-		const thread = await (
-			await fetch(`${base}/console/threads/${threadId}`, {
-				headers: { cookie: boss },
-			})
-		).text();
+		const thread = await pageAs(boss, `/console/threads/${threadId}`);
 		for (const page of [overview, thread]) {
 			expect(page).not.toContain(secret);
 			expect(page).toContain("leak [redacted] here");
@@ -226,8 +215,7 @@ describe("without a browser", () => {
 
 	test("a session acts as its client as configured now: a reload that narrows its rights applies at the next request", async () => {
 		const ops = await cookieOf(TOKENS.ops);
-		const page = async () =>
-			(await fetch(`${base}/console`, { headers: { cookie: ops } })).text();
+		const page = () => pageAs(ops);
 		const setAccess = async (access: "read-only" | "full-access") => {
 			const next = structuredClone(stack.server.services.config) as AppConfig;
 			for (const client of next.clients)
@@ -276,9 +264,7 @@ describe("without a browser", () => {
 			);
 			// Both streams are fed in the same pass: the outsider's would have it by now.
 			expect(outside.got.join("")).not.toContain(threadId);
-			const page = await (
-				await fetch(`${base}/console`, { headers: { cookie: outsider } })
-			).text();
+			const page = await pageAs(outsider);
 			expect(page).not.toContain(threadId);
 			expect(page).not.toContain('data-machine="demo"');
 			const thread = await fetch(`${base}/console/threads/${threadId}`, {
