@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The link page (`GET /a/<token>`), server-rendered with hono/jsx: no script, the stylesheet
  * from the server. It shows the approval as T3 said it (masked, and escaped by JSX like every

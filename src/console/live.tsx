@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The console's live stream (CONTRACT.md "Console"): server-sent events fed by the connector's
  * own change stream (each machine's shell changes, never a poll of T3), sending the changed rows

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** The console's machine row shows busy threads against the cap and a usage bar per provider (issue 46). */
 import { expect, test } from "bun:test";
 import { MachineItem } from "./view.tsx";

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * `/console`: machines, then the threads that need a person, the running ones and a page of the
  * latest settled; the outbox for full-access sessions. Lists carry `data-section` so the page's

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The console's HTTP side (CONTRACT.md "Console"): `/` → `/console`, the overview, a thread's
  * page, its actions, the live stream, sign-in and sign-out, and the served CSS and script.

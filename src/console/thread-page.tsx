@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * `/console/threads/<id>`: everything `t3_thread` knows, laid out for reading — title, place,
  * status, client and origin; the pending question or approval with every option and T3's

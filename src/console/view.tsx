@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The console's shared pieces, server-rendered with hono/jsx (every value escaped by JSX; no
  * raw HTML anywhere): the page shell with its served stylesheet and script, times shown

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The `<head>` every page for people shares (the console, approval links): UTF-8, a phone's
  * width, kept out of search engines, the server's own stylesheet, and an optional deferred

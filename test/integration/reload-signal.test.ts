@@ -1,7 +1,8 @@
 /**
  * SIGHUP on a running `t3code-mcp serve` process (CONTRACT.md "Operators"): it re-reads the
  * config file and the client token files; the same process keeps serving; a config that does
- * not load is logged and the old one keeps serving.
+ * not load is logged and the old one keeps serving. The same process (run from a temp dir) also
+ * shows that the pages render away from the repository's tsconfig.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -85,6 +86,13 @@ describe("SIGHUP", () => {
 		// Never a token in the log.
 		expect(server.stderr()).not.toContain(NEW);
 		expect(server.stderr()).not.toContain(OLD);
+	});
+
+	it("renders its pages whatever the working directory (the JSX runtime is named in each file)", async () => {
+		// The process runs in a temp dir, away from the repository's tsconfig.json.
+		const page = await (await fetch(`${server.url}/console`)).text();
+		expect(page).toStartWith("<!doctype html><html");
+		expect(page).not.toContain("[object Object]");
 	});
 
 	it("a config that does not load is logged, and the old one keeps serving", async () => {
