@@ -7,6 +7,7 @@
  */
 import type { Outbox } from "../store/outbox.ts";
 import type { ThreadStore } from "../store/threads.ts";
+import { NO_FAILURE } from "../t3/derive/run-failure.ts";
 import { appUrl } from "../threads/shapes.ts";
 import { eventId } from "./event.ts";
 
@@ -102,6 +103,12 @@ export function heldEvents(deps: HeldEventDeps) {
 					message: null,
 					error: `The held dispatch never started: ${error}`,
 					question: null,
+					// Every key a thread.failed carries, so a receiver reads one shape per type.
+					...NO_FAILURE,
+					app_url: appUrl(head.thread_id),
+					started_by: null,
+					branch: null,
+					worktree_path: null,
 				},
 			);
 		},

@@ -23,6 +23,7 @@ import {
 	noChromiumMessage,
 	submit,
 } from "../helpers/browser.ts";
+import { eventShape } from "../helpers/event-shape.ts";
 import {
 	type Delivery,
 	type Receiver,
@@ -311,6 +312,13 @@ describe.skipIf(chromium === undefined)("in a real browser", () => {
 			via: "link",
 		});
 		expect(answered?.raw).not.toContain("/a/");
+		// The bodies' names, as CONTRACT.md "Approval links" lists them.
+		const keep = ["type", "kind", "via", "decision"];
+		expect({
+			requested: eventShape(link.delivery.body, keep),
+			settled: eventShape(settled?.body, keep),
+			answered: eventShape(answered?.body, keep),
+		}).toMatchSnapshot();
 	});
 
 	test("the reopened link offers no decision", async () => {

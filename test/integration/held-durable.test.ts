@@ -5,9 +5,11 @@
  * with the original thread), a restart with held dispatches and with one left starting, Tasks on
  * a held dispatch, and a client losing reach or level by a reload while held.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/client";
 import type { AppConfig } from "../../src/config/types.ts";
+import { eventShape } from "../helpers/event-shape.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
 import { untilIdle } from "../helpers/pool.ts";
 import {
@@ -330,5 +332,9 @@ describe("a client losing reach or level by a reload while held", () => {
 				error: expect.stringContaining("read-only"),
 			}),
 		]);
+		// thread.failed never_started's names (CONTRACT.md "Holding").
+		expect(
+			eventShape(failed[0], ["type", "run_status", "error_class"]),
+		).toMatchSnapshot();
 	});
 });

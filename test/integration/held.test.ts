@@ -6,12 +6,14 @@
  * event, and a not_before ahead holds one until then), plus order across machines, no
  * head-of-line blocking, withdrawals, not_before's bounds, idempotency and refusals.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
 import { type Sim, startSim } from "../../src/sim/index.ts";
+import { eventShape } from "../helpers/event-shape.ts";
 import { offsetClock } from "../helpers/offset-clock.ts";
 import { poolBarMachines, untilUsedUp } from "../helpers/pool.ts";
 import { type ServerProcess, startServerProcess } from "../helpers/process.ts";
@@ -203,6 +205,8 @@ describe("the held bar: a and b at max_active_runs 1, c's window used up", () =>
 			client: "ops",
 			placement: { machine: "a" },
 		});
+		// thread.started's names, as CONTRACT.md "Holding" lists them.
+		expect(eventShape(mine[0], ["type", "reason"])).toMatchSnapshot();
 		expect(
 			receiver.deliveries.some(
 				(d) => d.body.thread_id === fourth.data.thread_id,
