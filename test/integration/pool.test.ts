@@ -414,3 +414,43 @@ describe("the pre-release engine reports no usage", () => {
 		expect(other.isError).toBe(true);
 	});
 });
+
+describe("the pre-release engine holds and starts a dispatch", () => {
+	let stack: Stack;
+	let client: Client;
+	beforeAll(async () => {
+		stack = await startStack({
+			machines: [
+				{ name: "pre", maxActiveRuns: 1, sim: { compat: "prerelease" } },
+			],
+		});
+		client = await stack.client();
+		await untilMachinesOnline(client);
+	});
+	afterAll(async () => {
+		await client?.close();
+		await stack?.stop();
+	});
+
+	test("held while the machine is at its cap, started with its own thread id when the run ends", async () => {
+		const first = await callTool<Dispatched>(client, "t3_dispatch", {
+			machine: "pre",
+			project: "demo",
+			prompt: "long task",
+		});
+		expect(first.isError).toBe(false);
+		const held = await callTool<Dispatched & { run_status: string }>(
+			client,
+			"t3_dispatch",
+			{ machine: "p*", project: "demo", prompt: "say hello" },
+		);
+		expect(held.data.run_status).toBe("held");
+		stack.sim("pre").finishRun(first.data.thread_id);
+		const waited = await callTool<{ outcome: string }>(client, "t3_wait", {
+			thread_id: held.data.thread_id,
+			timeout: 30,
+		});
+		expect(waited.data.outcome).toBe("completed");
+		expect(stack.sim("pre").threadIds()).toContain(held.data.thread_id);
+	});
+});
