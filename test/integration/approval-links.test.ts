@@ -62,6 +62,11 @@ beforeAll(async () => {
 	agents = startReceiver();
 	people = startReceiver();
 	stack = await startStack({
+		// "old": the pre-release engine, whose approvals get links too.
+		machines: [
+			{ name: "demo" },
+			{ name: "old", sim: { compat: "prerelease" } },
+		],
 		clients: [
 			testClient("agent", TOKENS.agent, {
 				access: "approval-required",
@@ -120,11 +125,11 @@ async function heard(
 const local = (url: string) => url.replace(PUBLIC, base);
 
 /** Dispatches the sim's "run a command" as the agent and waits for its link on the people hook. */
-async function requestLink(title = "run ls") {
+async function requestLink(title = "run ls", machine = "demo") {
 	const dispatched = await callTool<{ thread_id: string }>(
 		agent,
 		"t3_dispatch",
-		{ machine: "demo", project: "demo", prompt: "run a command", title },
+		{ machine, project: "demo", prompt: "run a command", title },
 	);
 	expect(dispatched.isError, dispatched.text).toBe(false);
 	const threadId = dispatched.data.thread_id;
@@ -458,6 +463,13 @@ describe("unwatched threads", () => {
 });
 
 describe("deciding once", () => {
+	test("the pre-release engine's approval gets a link that decides it", async () => {
+		const link = await requestLink("run ls", "old");
+		expect(link.delivery.body.machine).toBe("old");
+		expect((await post(link.localUrl, "accept")).status).toBe(200);
+		await heard(link.threadId, [agents, "thread.completed"]);
+	});
+
 	test("two POSTs at once decide once; the second sees who decided", async () => {
 		const link = await requestLink();
 		const [a, b] = await Promise.all([
