@@ -240,9 +240,10 @@ export function createDrain(deps: DrainDeps) {
 			unsubscribes.push(
 				fleet.forEachMachine((entry) =>
 					entry.machine.onChange((change) => {
+						// Nothing held: no change can start anything (a start-up's thousands of them).
+						if (holding.openCount() === 0 && inFlight.size === 0) return;
 						const name = entry.config.name;
 						if (change.kind === "thread") {
-							if (holding.count() === 0 && inFlight.size === 0) return;
 							const was = change.previous;
 							if (isBusyShell(change.thread) || (was && !isBusyShell(was)))
 								return;

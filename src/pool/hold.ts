@@ -131,6 +131,8 @@ export function createHolding(deps: HoldingDeps) {
 	const holding = {
 		/** Open heads (held and starting), oldest first. */
 		open: (): Iterable<HeldHead> => open.values(),
+		/** How many rows are open (held or starting): none, and the drain has nothing to do. */
+		openCount: (): number => open.size,
 		/** The heads starting now (launch recorded, not yet confirmed). */
 		starting: (): HeldHead[] => [...startingRows],
 		/** A held dispatch (open, or ended and still kept), or undefined. */
